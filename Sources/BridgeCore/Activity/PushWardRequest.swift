@@ -1,0 +1,46 @@
+/// One request the bridge makes to PushWard, as a value: the reconciler returns these, the client
+/// sends them, `render` prints them and the tests' fake server answers them.
+public struct PushWardRequest: Sendable, Equatable {
+    public enum Method: String, Sendable {
+        /// `POST /activities`: create or refresh (upsert) an activity.
+        case post = "POST"
+        /// `PATCH /activities/{slug}`: an RFC 7396 merge-patch of state and content.
+        case patch = "PATCH"
+    }
+
+    public var method: Method
+    /// The activity the request is about (also inside `path` or `body`).
+    public var slug: String
+    public var body: JSONValue
+
+    public init(method: Method, slug: String, body: JSONValue) {
+        self.method = method
+        self.slug = slug
+        self.body = body
+    }
+
+    /// `/activities` or `/activities/{slug}` with the slug percent-escaped as a path segment.
+    public var path: String {
+        switch method {
+        case .post: "/activities"
+        case .patch: "/activities/" + Self.escapePathSegment(slug)
+        }
+    }
+
+    /// Escapes everything but RFC 3986 unreserved characters, so no slug can leave its path segment.
+    static func escapePathSegment(_ segment: String) -> String {
+        var escaped = ""
+        for byte in segment.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                escaped += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return escaped
+    }
+}

@@ -1,0 +1,3 @@
+import BridgeCore
+
+print("pushward-bridge: the CLI arrives with the render command")
