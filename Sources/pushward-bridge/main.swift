@@ -1,3 +1,3 @@
-import BridgeCore
+import Foundation
 
-print("pushward-bridge: the CLI arrives with the render command")
+exit(CLI.run(Array(CommandLine.arguments.dropFirst())).rawValue)

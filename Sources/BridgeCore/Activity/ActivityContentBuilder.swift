@@ -1,0 +1,134 @@
+/// Turns a run's step plan into steps-template content: the pure heart of what phones show.
+///
+/// Everything it produces is within the contract: arrays exactly `total_steps` long, rows 1–10,
+/// labels ≤ 32 characters, strings within their limits.
+public struct ActivityContentBuilder: Sendable {
+    public static let labelLimit = 32
+    static let textLimit = 256
+    static let liveAccent = "blue"
+
+    public var settings: ActivitySettings
+
+    public init(settings: ActivitySettings) {
+        self.settings = settings
+    }
+
+    /// The run's content while it runs (or, with `end`, its end frame).
+    ///
+    /// - Parameter end: the end frame's appearance; nil for a live frame.
+    public func desired(for run: RunState, plan: StepPlan, end: EndAppearance?) -> DesiredActivity {
+        let total = plan.totalSteps
+        let weights = Self.weights(for: plan)
+        let current = end != nil ? total : plan.currentStep
+        var content: [String: JSONValue] = [
+            "template": "steps",
+            "icon": .string(String(settings.icon.prefix(128))),
+            "subtitle": .string(Self.clip(subtitle(for: run), to: Self.textLimit)),
+            "current_step": .number(Double(current)),
+            "total_steps": .number(Double(total)),
+            "step_rows": .array(Self.padded(plan.groups.map { .number(Double($0.rows)) }, to: total, with: 1)),
+            "step_labels": .array(Self.padded(plan.groups.map { .string(Self.label($0.name)) }, to: total, with: "")),
+            "url": .string(run.runURL),
+            "url_action": ["url": .string(run.runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))],
+        ]
+        if let secondary = run.secondaryURL {
+            content["secondary_url"] = .string(secondary.url)
+            content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
+        }
+        if let weights {
+            content["step_weights"] = .array(weights.map { .number($0) })
+        }
+        if settings.stepColors {
+            let colors = plan.groups.map { group in
+                group.hasFailure ? StepPalette.failed : StepPalette.color(forStepNamed: group.name)
+            }
+            content["step_colors"] = .array(Self.padded(colors.map { .string($0) }, to: total, with: ""))
+        }
+        let counter = "\(current)/\(total)"
+        if counter.count <= 4 { content["compact_label"] = .string(counter) }
+
+        if let end {
+            content["progress"] = 1
+            content["state"] = .string(Self.clip(end.state, to: Self.textLimit))
+            content["accent_color"] = .string(end.accentColor)
+            return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true)
+        }
+        content["progress"] = .number(Self.rounded(progress(plan: plan, weighted: weights != nil)))
+        content["state"] = .string(Self.clip(stateText(plan: plan), to: Self.textLimit))
+        content["accent_color"] = .string(Self.liveAccent)
+        let window = plan.currentGroup.flatMap { group in
+            group.estimate.map { LiveWindow(step: current, estimate: $0, startedAt: group.startedAt) }
+        }
+        return DesiredActivity(run: run.key, content: content, window: window, isFinal: false)
+    }
+
+    /// `<repo> / <workflow>`, and which attempt a re-run is.
+    func subtitle(for run: RunState) -> String {
+        var text = run.repository.name + " / " + (run.workflowName ?? "workflow")
+        if run.key.attempt > 1 { text += " · attempt \(run.key.attempt)" }
+        return text
+    }
+
+    func runTitle(for run: RunState) -> String {
+        run.run?.runNumber.map { "Run #\($0)" } ?? "Run"
+    }
+
+    /// Without weights, the share of the run's jobs that finished. With weights (the segmented
+    /// and weighted layouts) the template reads `progress` as the fill of the current step: the
+    /// share of its parallel jobs that finished.
+    func progress(plan: StepPlan, weighted: Bool) -> Double {
+        guard weighted else { return plan.jobFraction(runIsOver: false) }
+        guard let group = plan.currentGroup, group.totalJobCount > 0 else { return plan.currentStep == 0 ? 0 : 1 }
+        return Double(group.finishedJobCount) / Double(group.totalJobCount)
+    }
+
+    /// What the card's headline says while the run goes.
+    func stateText(plan: StepPlan) -> String {
+        guard let group = plan.currentGroup else {
+            if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first {
+                return Self.waitingText(environment)
+            }
+            return "Queued"
+        }
+        if let environment = group.waitingEnvironment { return Self.waitingText(environment) }
+        let name = Self.capitalized(group.name)
+        guard group.totalJobCount > 1 else { return name }
+        return "\(name) \(group.finishedJobCount)/\(group.totalJobCount)"
+    }
+
+    static func waitingText(_ environment: String) -> String {
+        environment.isEmpty ? "Waiting for approval" : "Waiting for approval: \(environment)"
+    }
+
+    /// Each step's width: its expected seconds (floor 1), the mean of the others where it has no
+    /// history. Nil when no step has history: then the card keeps the plain equal-width matrix.
+    static func weights(for plan: StepPlan) -> [Double]? {
+        let known = plan.groups.compactMap(\.estimate)
+        guard !known.isEmpty else { return nil }
+        let mean = known.reduce(0, +) / Double(known.count)
+        let weights = plan.groups.map { max(1, ($0.estimate ?? mean).rounded()) }
+        return padded(weights, to: plan.totalSteps, with: max(1, mean.rounded()))
+    }
+
+    /// A label within the contract's 32 characters, cut with `…`.
+    static func label(_ name: String) -> String { clip(name, to: labelLimit) }
+
+    static func clip(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
+
+    static func capitalized(_ text: String) -> String {
+        guard let first = text.first else { return text }
+        return first.uppercased() + text.dropFirst()
+    }
+
+    /// Four decimals are finer than any bar on a phone, and keep golden files readable.
+    static func rounded(_ value: Double) -> Double {
+        (min(1, max(0, value)) * 10_000).rounded() / 10_000
+    }
+
+    /// A run with no known step yet still sends arrays of length `total_steps` (1).
+    static func padded<T>(_ values: [T], to count: Int, with filler: T) -> [T] {
+        values.count >= count ? Array(values.prefix(count)) : values + Array(repeating: filler, count: count - values.count)
+    }
+}

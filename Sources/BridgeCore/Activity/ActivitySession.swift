@@ -1,0 +1,47 @@
+/// The bridge's side of one activity (one slug): which run draws it, how far that run's
+/// lifecycle got, and what PushWard has acknowledged.
+///
+/// `acknowledged` is promoted only after a 2xx, so after any failure or restart the next request
+/// is computed against what the server really holds.
+public struct ActivitySession: Sendable, Equatable {
+    public enum Phase: String, Sendable, Equatable {
+        /// The owner changed: `POST /activities` first (upsert; a new activity starts ended).
+        case needsCreate
+        /// Created: the first PATCH sets every field the bridge uses and nulls the rest.
+        case needsFirstFrame
+        /// Showing the run: diffs as its state moves.
+        case live
+        /// The end frame is shown; `state: ended` follows after the display time.
+        case finalShown
+        /// Ended on the server; the card is free for another run.
+        case ended
+    }
+
+    public var identity: ActivityIdentity
+    /// The run drawing the card; nil before any.
+    public var owner: RunKey?
+    public var phase: Phase
+    /// What PushWard holds, as far as the bridge knows from acknowledged requests; the content is
+    /// unknown (nil) between the POST and the first frame, since a re-POST keeps old content.
+    public var acknowledged: StoredActivity?
+    /// The last acknowledged PATCH: the throttle and the heartbeat count from here.
+    public var lastPatchAt: UnixTime?
+    /// When the end frame was acknowledged.
+    public var finalShownAt: UnixTime?
+
+    public init(identity: ActivityIdentity) {
+        self.identity = identity
+        self.owner = nil
+        self.phase = .ended
+        self.acknowledged = nil
+        self.lastPatchAt = nil
+        self.finalShownAt = nil
+    }
+
+    /// Hands the card to `run`: its lifecycle starts over with a POST.
+    public mutating func assign(to run: RunKey) {
+        owner = run
+        phase = .needsCreate
+        finalShownAt = nil
+    }
+}

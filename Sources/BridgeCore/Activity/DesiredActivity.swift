@@ -1,0 +1,21 @@
+/// What one run's card should show now, as the core computes it from the run's state.
+public struct DesiredActivity: Sendable, Equatable {
+    /// The run drawing the card.
+    public var run: RunKey
+    /// The steps-template content, without the live-window fields (`live_progress`,
+    /// `start_date`, `end_date`, `duration`): those follow the step changes, see `window`.
+    public var content: [String: JSONValue]
+    /// The current step's ETA window, when history gives it an estimate.
+    public var window: LiveWindow?
+    /// True for the end frame: the run is over and this is its last look.
+    public var isFinal: Bool
+
+    public init(run: RunKey, content: [String: JSONValue], window: LiveWindow?, isFinal: Bool) {
+        self.run = run
+        self.content = content
+        self.window = window
+        self.isFinal = isFinal
+    }
+
+    public var currentStep: Int? { content["current_step"]?.intValue }
+}

@@ -1,0 +1,38 @@
+/// A request the reconciler wants sent, and what it means for the activity's lifecycle once
+/// PushWard acknowledges it.
+public struct PlannedRequest: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// `POST /activities` for a run that just took the card.
+        case create
+        /// The run's first PATCH: every field the bridge uses set or nulled, `state: ongoing`.
+        case firstFrame
+        /// A diff while the run goes.
+        case update
+        /// The end frame: last step, full progress, the conclusion's words and colour.
+        case finalFrame
+        /// `state: ended`, after the end frame has shown for `end_display_time`.
+        case end
+        /// Keeps a long quiet run from going stale on the server.
+        case heartbeat
+    }
+
+    public var request: PushWardRequest
+    public var kind: Kind
+    /// The run the request is for.
+    public var run: RunKey
+
+    public init(request: PushWardRequest, kind: Kind, run: RunKey) {
+        self.request = request
+        self.kind = kind
+        self.run = run
+    }
+}
+
+/// What the reconciler says to do next for one activity.
+public enum ReconcileDecision: Sendable, Equatable {
+    case send(PlannedRequest)
+    /// Nothing to send before this time (throttle window, end display time, heartbeat).
+    case wait(until: UnixTime)
+    /// Nothing to send until something changes.
+    case idle
+}

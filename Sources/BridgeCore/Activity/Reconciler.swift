@@ -1,0 +1,158 @@
+/// The pure reconciler: from what PushWard acknowledged and what the run wants shown, the next
+/// request, if any. It never reads a clock and never sends anything itself.
+///
+/// Its promises: the minimal merge-patch (explicit `null` to clear), every step array whenever
+/// `total_steps` changes, no request when nothing visible changed, at most one PATCH per
+/// `min_update_interval` except end frames, and a live window only on the update that moves the step.
+public enum Reconciler {
+    /// Every content field the bridge ever sends or must clear: a run's first frame sets or nulls
+    /// each, so nothing a previous run (or another tool) left on the slug carries over.
+    public static let ownedFields: [String] = [
+        "template", "progress", "state", "icon", "subtitle", "accent_color", "background_color", "text_color",
+        "current_step", "total_steps", "step_rows", "step_labels", "step_weights", "step_colors", "url",
+        "secondary_url", "url_action", "secondary_url_action", "tap_action", "compact_label", "image_url",
+        "image_shape", "image_thumbhash", "live_progress", "start_date", "end_date",
+    ]
+    /// Arrays whose length must equal `total_steps`.
+    public static let stepArrays = ["step_rows", "step_labels", "step_weights", "step_colors"]
+    /// The live window lives outside the desired content; see `LiveWindow`.
+    static let windowFields: Set<String> = ["live_progress", "start_date", "end_date", "duration"]
+
+    public static func decide(
+        session: ActivitySession, desired: DesiredActivity, settings: ActivitySettings, now: UnixTime
+    ) -> ReconcileDecision {
+        let slug = session.identity.slug
+        switch session.phase {
+        case .ended:
+            return .idle
+        case .needsCreate:
+            let body: JSONValue = [
+                "slug": .string(slug), "name": .string(session.identity.name),
+                "priority": .number(Double(settings.priority)), "ended_ttl": .number(Double(settings.endedTTL)),
+                "stale_ttl": .number(Double(settings.staleTTL)),
+            ]
+            return .send(
+                PlannedRequest(
+                    request: PushWardRequest(method: .post, slug: slug, body: body), kind: .create, run: desired.run))
+        case .needsFirstFrame:
+            if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
+            var content = Dictionary(uniqueKeysWithValues: ownedFields.map { ($0, JSONValue.null) })
+            content.merge(desired.content) { _, wanted in wanted }
+            content.merge(windowPatch(desired: desired, acknowledged: nil, now: now)) { _, window in window }
+            // A run first seen already over goes straight to its end frame, as a full frame.
+            let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .firstFrame
+            return patch(slug, state: "ongoing", content: content, kind: kind, run: desired.run)
+        case .live:
+            let acknowledged = session.acknowledged
+            let content = diff(acknowledged: acknowledged?.content ?? [:], desired: desired, now: now)
+            let stateChange = acknowledged?.state == "ongoing" ? nil : "ongoing"
+            if desired.isFinal {
+                return patch(slug, state: stateChange, content: content, kind: .finalFrame, run: desired.run)
+            }
+            if content.isEmpty && stateChange == nil {
+                let heartbeatAt = (session.lastPatchAt ?? now) + Double(settings.staleTTL) / 2
+                guard now >= heartbeatAt else { return .wait(until: heartbeatAt) }
+                return patch(slug, state: "ongoing", content: [:], kind: .heartbeat, run: desired.run)
+            }
+            if let wait = throttle(session, settings, now) { return wait }
+            return patch(slug, state: stateChange, content: content, kind: .update, run: desired.run)
+        case .finalShown:
+            let endAt = (session.finalShownAt ?? now) + settings.endDisplayTime
+            guard now >= endAt else { return .wait(until: endAt) }
+            return patch(slug, state: "ended", content: [:], kind: .end, run: desired.run)
+        }
+    }
+
+    /// The session after PushWard acknowledged `planned` (a 2xx).
+    public static func acknowledge(
+        _ planned: PlannedRequest, session: ActivitySession, settings: ActivitySettings, at now: UnixTime
+    ) -> ActivitySession
+    {
+        var session = session
+        switch planned.kind {
+        case .create:
+            // A re-POST keeps whatever content the slug had: unknown until the first frame.
+            session.acknowledged = nil
+            session.phase = .needsFirstFrame
+            return session
+        case .firstFrame, .update, .heartbeat, .finalFrame, .end:
+            // With nothing acknowledged since the POST, the request was a full frame, which sets
+            // or clears every field: applying it to a blank activity gives what the server holds.
+            let base =
+                session.acknowledged
+                ?? StoredActivity(
+                    state: "ended", content: [:], name: session.identity.name, priority: settings.priority,
+                    endedTTL: settings.endedTTL, staleTTL: settings.staleTTL)
+            session.acknowledged = PushWardActivityModel.applyPatch(planned.request.body, to: base, at: now)
+        }
+        if planned.kind != .end { session.lastPatchAt = now }
+        switch planned.kind {
+        case .firstFrame, .update, .heartbeat:
+            session.phase = .live
+        case .finalFrame:
+            session.phase = .finalShown
+            session.finalShownAt = now
+        case .end:
+            session.phase = .ended
+        case .create:
+            break
+        }
+        return session
+    }
+
+    /// The content fields that differ, with `null` for fields to clear and every step array when
+    /// `total_steps` changes; the window fields follow the step (see `windowPatch`).
+    static func diff(acknowledged: [String: JSONValue], desired: DesiredActivity, now: UnixTime)
+        -> [String: JSONValue]
+    {
+        var patch: [String: JSONValue] = [:]
+        for (key, wanted) in desired.content where acknowledged[key] != wanted {
+            patch[key] = acknowledged[key].flatMap { MergePatch.diff(from: $0, to: wanted) } ?? wanted
+        }
+        for key in acknowledged.keys where desired.content[key] == nil && !windowFields.contains(key) {
+            patch[key] = .null
+        }
+        if patch["total_steps"] != nil {
+            for key in stepArrays { if let array = desired.content[key] { patch[key] = array } }
+        }
+        patch.merge(windowPatch(desired: desired, acknowledged: acknowledged, now: now)) { _, window in window }
+        return patch
+    }
+
+    /// The window fields for a request: a fresh `duration` when the step changes to one with an
+    /// estimate, nulls when it changes to one without (or the run is over) and a window is showing,
+    /// nothing at all when the step did not change.
+    static func windowPatch(desired: DesiredActivity, acknowledged: [String: JSONValue]?, now: UnixTime)
+        -> [String: JSONValue]
+    {
+        let stepChanged = acknowledged?["current_step"] != desired.content["current_step"]
+        guard stepChanged || desired.isFinal else { return [:] }
+        if !desired.isFinal, let window = desired.window, window.step == desired.currentStep,
+            let remaining = window.remaining(at: now)
+        {
+            return ["live_progress": true, "duration": .number(Double(remaining))]
+        }
+        let showing = ["live_progress", "start_date", "end_date"].filter { key in
+            acknowledged.map { ($0[key].map { !$0.isNull }) ?? false } ?? true
+        }
+        return Dictionary(uniqueKeysWithValues: showing.map { ($0, JSONValue.null) })
+    }
+
+    static func throttle(_ session: ActivitySession, _ settings: ActivitySettings, _ now: UnixTime)
+        -> ReconcileDecision?
+    {
+        guard let last = session.lastPatchAt, now < last + settings.minUpdateInterval else { return nil }
+        return .wait(until: last + settings.minUpdateInterval)
+    }
+
+    static func patch(_ slug: String, state: String?, content: [String: JSONValue], kind: PlannedRequest.Kind, run: RunKey)
+        -> ReconcileDecision
+    {
+        var body: [String: JSONValue] = [:]
+        if let state { body["state"] = .string(state) }
+        if !content.isEmpty { body["content"] = .object(content) }
+        guard !body.isEmpty else { return .idle }
+        return .send(
+            PlannedRequest(request: PushWardRequest(method: .patch, slug: slug, body: .object(body)), kind: kind, run: run))
+    }
+}

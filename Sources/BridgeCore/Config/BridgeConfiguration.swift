@@ -1,0 +1,174 @@
+import Foundation
+
+/// The bridge's configuration file, as a value. `config.example.json` documents every key;
+/// unknown keys are errors (a misspelt key silently ignored is a setting that silently does not apply).
+public struct BridgeConfiguration: Sendable, Equatable {
+    public var listen = "127.0.0.1:8080"
+    public var adminListen = "127.0.0.1:9090"
+    public var database = "var/pushward-bridge.sqlite"
+    public var webhookSecrets: [String] = []
+    public var maxBodyBytes = 25 * 1024 * 1024
+    /// How long raw payloads are kept: GitHub can redeliver for 3 days.
+    public var payloadRetention = 3 * 86_400
+    public var pushwardURL = "https://api.pushward.app"
+    /// Nil: dry-run mode, everything computed and recorded, nothing sent.
+    public var apiKey: String?
+    public var activity = ActivitySettings()
+    public var filter = DeliveryFilter()
+
+    public init() {}
+
+    /// Parses a configuration document.
+    public init(json data: Data) throws(ConfigurationError) {
+        let root: [String: JSONValue]
+        do {
+            guard let object = try JSONValue(parsing: data).objectValue else {
+                throw ConfigurationError(key: "(file)", problem: "the configuration must be a JSON object")
+            }
+            root = object
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(key: "(file)", problem: "not valid JSON")
+        }
+        var reader = Reader(root, path: "")
+        listen = try reader.string("listen") ?? listen
+        adminListen = try reader.string("admin_listen") ?? adminListen
+        database = try reader.string("database") ?? database
+        if var github = try reader.section("github") {
+            webhookSecrets = try github.strings("webhook_secrets") ?? []
+            maxBodyBytes = try github.integer("max_body_bytes", in: 1...(1 << 30)) ?? maxBodyBytes
+            payloadRetention = try github.duration("payload_retention") ?? payloadRetention
+            try github.finish()
+        }
+        if var pushward = try reader.section("pushward") {
+            pushwardURL = try pushward.string("url") ?? pushwardURL
+            guard pushwardURL.hasPrefix("http://") || pushwardURL.hasPrefix("https://") else {
+                throw ConfigurationError(key: "pushward.url", problem: "must be an http(s) URL")
+            }
+            apiKey = try pushward.string("api_key").flatMap { $0.isEmpty ? nil : $0 }
+            activity.priority = try pushward.integer("priority", in: 0...10) ?? activity.priority
+            activity.endedTTL = try pushward.duration("ended_ttl", in: 1...2_592_000) ?? activity.endedTTL
+            activity.staleTTL = try pushward.duration("stale_ttl", in: 1...2_592_000) ?? activity.staleTTL
+            activity.endDelay = try pushward.duration("end_delay").map(Double.init) ?? activity.endDelay
+            activity.endDisplayTime =
+                try pushward.duration("end_display_time").map(Double.init) ?? activity.endDisplayTime
+            activity.minUpdateInterval =
+                try pushward.duration("min_update_interval").map(Double.init) ?? activity.minUpdateInterval
+            try pushward.finish()
+        }
+        if var section = try reader.section("activity") {
+            if let scope = try section.string("scope") {
+                guard let value = ActivitySettings.Scope(rawValue: scope) else {
+                    throw ConfigurationError(key: "activity.scope", problem: "must be \"repository\" or \"workflow\"")
+                }
+                activity.scope = value
+            }
+            activity.icon = try section.string("icon") ?? activity.icon
+            activity.stepColors = try section.bool("step_colors") ?? activity.stepColors
+            activity.completionGrace =
+                try section.duration("completion_grace").map(Double.init) ?? activity.completionGrace
+            try section.finish()
+        }
+        if var filters = try reader.section("filters") {
+            filter.repositories = try filters.rule("repositories") ?? filter.repositories
+            filter.workflows = try filters.rule("workflows") ?? filter.workflows
+            filter.branches = try filters.rule("branches") ?? filter.branches
+            filter.events = try filters.rule("events") ?? filter.events
+            try filters.finish()
+        }
+        try reader.finish()
+    }
+
+    /// Reads keys off one JSON object and remembers which it read, so `finish` can reject the rest.
+    struct Reader {
+        var object: [String: JSONValue]
+        var path: String
+        var used: Set<String> = []
+
+        init(_ object: [String: JSONValue], path: String) {
+            self.object = object
+            self.path = path
+        }
+
+        func key(_ name: String) -> String { path.isEmpty ? name : path + "." + name }
+
+        mutating func value(_ name: String) -> JSONValue? {
+            used.insert(name)
+            guard let value = object[name], !value.isNull else { return nil }
+            return value
+        }
+
+        mutating func string(_ name: String) throws(ConfigurationError) -> String? {
+            guard let value = value(name) else { return nil }
+            guard let text = value.stringValue else { throw ConfigurationError(key: key(name), problem: "must be a string") }
+            return text
+        }
+
+        mutating func bool(_ name: String) throws(ConfigurationError) -> Bool? {
+            guard let value = value(name) else { return nil }
+            guard let flag = value.boolValue else { throw ConfigurationError(key: key(name), problem: "must be true or false") }
+            return flag
+        }
+
+        mutating func integer(_ name: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+            guard let value = value(name) else { return nil }
+            guard let number = value.intValue, range.contains(number) else {
+                throw ConfigurationError(
+                    key: key(name), problem: "must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return number
+        }
+
+        /// A duration: `"90s"`, `"15m"`, `"1h30m"`, `"3d"`, or whole seconds.
+        mutating func duration(_ name: String, in range: ClosedRange<Int> = 0...31_536_000) throws(ConfigurationError)
+            -> Int?
+        {
+            guard let value = value(name) else { return nil }
+            let seconds = value.intValue ?? value.stringValue.flatMap(DurationText.seconds)
+            guard let seconds, range.contains(seconds) else {
+                throw ConfigurationError(
+                    key: key(name),
+                    problem: "must be a duration like \"90s\", \"15m\", \"1h30m\" or whole seconds, "
+                        + "from \(range.lowerBound) to \(range.upperBound) seconds")
+            }
+            return seconds
+        }
+
+        mutating func strings(_ name: String) throws(ConfigurationError) -> [String]? {
+            guard let value = value(name) else { return nil }
+            guard let array = value.arrayValue else { throw ConfigurationError(key: key(name), problem: "must be a list of strings") }
+            var texts: [String] = []
+            for element in array {
+                guard let text = element.stringValue else {
+                    throw ConfigurationError(key: key(name), problem: "must be a list of strings")
+                }
+                texts.append(text)
+            }
+            return texts
+        }
+
+        mutating func section(_ name: String) throws(ConfigurationError) -> Reader? {
+            guard let value = value(name) else { return nil }
+            guard let object = value.objectValue else { throw ConfigurationError(key: key(name), problem: "must be an object") }
+            return Reader(object, path: key(name))
+        }
+
+        mutating func rule(_ name: String) throws(ConfigurationError) -> DeliveryFilter.Rule? {
+            guard var section = try section(name) else { return nil }
+            let rule = DeliveryFilter.Rule(
+                include: (try section.strings("include") ?? []).map(GlobPattern.init),
+                exclude: (try section.strings("exclude") ?? []).map(GlobPattern.init))
+            try section.finish()
+            return rule
+        }
+
+        /// Rejects any key that was never read: it is misspelt or not supported.
+        func finish() throws(ConfigurationError) {
+            // Keys starting with `_` are comments: JSON has no other way to document a file.
+            if let unknown = object.keys.filter({ !used.contains($0) && !$0.hasPrefix("_") }).sorted().first {
+                throw ConfigurationError(key: key(unknown), problem: "unknown key")
+            }
+        }
+    }
+}

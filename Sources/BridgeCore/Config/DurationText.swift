@@ -1,0 +1,31 @@
+/// Durations as configuration writes them: `"90s"`, `"15m"`, `"1h30m"`, `"3d"`, or whole seconds.
+public enum DurationText {
+    /// Seconds, or nil when the text is not a duration. `"0"` and `"0s"` are zero.
+    public static func seconds(_ text: String) -> Int? {
+        if let whole = Int(text), whole >= 0 { return whole }
+        var total = 0
+        var digits = ""
+        var sawUnit = false
+        for character in text {
+            if character.isASCII, character.isNumber {
+                digits.append(character)
+                continue
+            }
+            let unit: Int
+            switch character {
+            case "d": unit = 86_400
+            case "h": unit = 3_600
+            case "m": unit = 60
+            case "s": unit = 1
+            default: return nil
+            }
+            guard let value = Int(digits) else { return nil }
+            let (product, overflow) = value.multipliedReportingOverflow(by: unit)
+            guard !overflow else { return nil }
+            total += product
+            digits = ""
+            sawUnit = true
+        }
+        return sawUnit && digits.isEmpty ? total : nil
+    }
+}

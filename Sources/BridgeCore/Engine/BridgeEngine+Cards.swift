@@ -1,0 +1,84 @@
+extension BridgeEngine {
+    /// The run that should hold each card: the newest run on the slug that still needs it. A run
+    /// that finishes while another holds the card is done with it; when the holder ends, the newest
+    /// run still in progress takes the card over.
+    mutating func reassignCards() {
+        for slug in Set(slugs.values).sorted() {
+            let owner = sessions[slug]?.owner
+            for (key, candidate) in slugs where candidate == slug && key != owner && runs[key]?.completion != nil {
+                released.insert(key)
+            }
+            let newest = slugs.filter { $0.value == slug && !released.contains($0.key) }.keys
+                .compactMap { runs[$0] }
+                .max { ($0.attemptStartedAt, $0.key.runID, $0.key.attempt) < ($1.attemptStartedAt, $1.key.runID, $1.key.attempt) }
+            guard let newest, newest.key != owner else { continue }
+            let identity = ActivityIdentity.forRun(
+                repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
+            var session = sessions[slug] ?? ActivitySession(identity: identity)
+            session.identity = ActivityIdentity(slug: slug, name: identity.name)
+            session.assign(to: newest.key)
+            sessions[slug] = session
+            progressFloors[slug] = nil
+        }
+    }
+
+    /// What the card on `slug` should show at `now`; nil when no run holds it.
+    public func desired(slug: String, at now: UnixTime) -> DesiredActivity? {
+        guard let owner = sessions[slug]?.owner, let state = runs[owner] else { return nil }
+        let plan = StepPlanner.plan(for: state)
+        let builder = ActivityContentBuilder(settings: settings)
+        guard let completion = state.completion, now >= completion.recognizedAt + settings.endDelay else {
+            return builder.desired(for: state, plan: plan, end: nil)
+        }
+        let end = EndAppearance.forConclusion(
+            completion.conclusion, failedStep: plan.firstFailedGroup.map { ActivityContentBuilder.label($0.name) },
+            supersededBy: supersedingRunNumber(of: state))
+        return builder.desired(for: state, plan: plan, end: end)
+    }
+
+    /// The number of a newer run of the same workflow and branch, for a cancelled run.
+    func supersedingRunNumber(of state: RunState) -> Int? {
+        guard state.completion?.conclusion == "cancelled", let workflow = state.workflowName else { return nil }
+        let newer = runs.values.filter {
+            $0.key.repository == state.key.repository && $0.key.runID != state.key.runID
+                && $0.workflowName == workflow && $0.headBranch == state.headBranch
+                && $0.attemptStartedAt > state.attemptStartedAt
+        }
+        guard let newest = newer.max(by: { ($0.attemptStartedAt, $0.key.runID) < ($1.attemptStartedAt, $1.key.runID) })
+        else { return nil }
+        return newest.run?.runNumber ?? newest.key.runID
+    }
+
+    /// The next request for `slug` at `now`, or when to ask again.
+    public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
+        guard let session = sessions[slug], var desired = desired(slug: slug, at: now) else { return .idle }
+        if !desired.isFinal { applyProgressFloor(to: &desired, slug: slug) }
+        return Reconciler.decide(session: session, desired: desired, settings: settings, now: now)
+    }
+
+    /// Records PushWard's 2xx for a planned request; a card that ended passes to the next run.
+    public mutating func acknowledge(_ planned: PlannedRequest, at now: UnixTime) {
+        let slug = planned.request.slug
+        guard let session = sessions[slug], session.owner == planned.run else { return }
+        let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
+        sessions[slug] = updated
+        if updated.phase == .ended, let owner = updated.owner {
+            released.insert(owner)
+            reassignCards()
+        }
+    }
+
+    /// Keeps `progress` from moving back within an attempt: per step when the card is weighted
+    /// (each step fills from 0), over the whole run when not.
+    private mutating func applyProgressFloor(to desired: inout DesiredActivity, slug: String) {
+        guard let progress = desired.content["progress"]?.doubleValue, let step = desired.currentStep else { return }
+        let weighted = desired.content["step_weights"] != nil
+        let floorStep = weighted ? step : 0
+        var value = progress
+        if let floor = progressFloors[slug], floor.run == desired.run, floor.step == floorStep {
+            value = max(value, floor.progress)
+        }
+        desired.content["progress"] = .number(value)
+        progressFloors[slug] = ProgressFloor(run: desired.run, step: floorStep, progress: value)
+    }
+}

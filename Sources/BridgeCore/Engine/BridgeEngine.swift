@@ -1,0 +1,155 @@
+/// The whole pure core as one value: runs, their cards and history, moved by deliveries and by
+/// time. It never reads a clock and performs no I/O; the daemon persists what it holds and sends
+/// the requests it plans, and `render` drives it with a simulated clock.
+public struct BridgeEngine: Sendable {
+    public var settings: ActivitySettings
+    public var filter: DeliveryFilter
+    public internal(set) var runs: [RunKey: RunState] = [:]
+    public internal(set) var sessions: [String: ActivitySession] = [:]
+    public internal(set) var history: RunHistory
+    /// The card each run draws on, fixed when the run is first seen.
+    public internal(set) var slugs: [RunKey: String] = [:]
+    /// Runs done with their card: ended on it, or finished while another run held it.
+    public internal(set) var released: Set<RunKey> = []
+    /// Per slug, the floor under `progress` for the current owner, so the bar never moves back
+    /// within an attempt (new `needs:` jobs raise the job count mid-run).
+    var progressFloors: [String: ProgressFloor] = [:]
+
+    public init(settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
+                history: RunHistory = RunHistory()) {
+        self.settings = settings
+        self.filter = filter
+        self.history = history
+    }
+
+    /// Applies one decoded delivery received at `now`.
+    public mutating func receive(_ event: WebhookEvent, at now: UnixTime) -> DeliveryOutcome {
+        switch event {
+        case .unsupported(let name):
+            return .ignored(reason: "unsupported event \(name)")
+        case .ping(let ping):
+            let wanted = ["workflow_run", "workflow_job"]
+            let missing = wanted.filter { !ping.events.contains($0) && !ping.events.contains("*") }
+            guard !missing.isEmpty else { return .ping(warning: nil) }
+            return .ping(
+                warning: "the hook does not send \(missing.joined(separator: " and ")); tick Workflow runs and "
+                    + "Workflow jobs in its settings")
+        case .workflowRun(let delivery):
+            guard ["requested", "in_progress", "completed"].contains(delivery.action) else {
+                return .ignored(reason: "workflow_run action \(delivery.action) is not used")
+            }
+            let run = delivery.run
+            if let reason = filter.rejection(
+                repository: delivery.repository.fullName, workflow: run.name.flatMap { $0.isEmpty ? nil : $0 },
+                branch: run.headBranch, event: run.event)
+            {
+                return .ignored(reason: reason)
+            }
+            let key = RunKey(repository: delivery.repository.fullName, runID: run.id, attempt: run.runAttempt)
+            update(key, repository: delivery.repository, at: now) { state in
+                var changed = state.apply(run)
+                if run.status == .completed, state.completion?.source != .runEvent {
+                    let recognizedAt = state.completion?.recognizedAt ?? now
+                    state.completion = RunCompletion(
+                        conclusion: state.run?.conclusion ?? run.conclusion ?? "success", recognizedAt: recognizedAt,
+                        source: .runEvent)
+                    changed = true
+                } else if let completion = state.completion, completion.source == .runEvent,
+                    let conclusion = state.run?.conclusion, conclusion != completion.conclusion
+                {
+                    state.completion?.conclusion = conclusion
+                    changed = true
+                }
+                return changed
+            }
+            return .applied(key)
+        case .workflowJob(let delivery):
+            guard ["queued", "waiting", "in_progress", "completed"].contains(delivery.action) else {
+                return .ignored(reason: "workflow_job action \(delivery.action) is not used")
+            }
+            let job = delivery.job
+            let key = RunKey(repository: delivery.repository.fullName, runID: job.runID, attempt: job.runAttempt)
+            if let reason = filter.rejection(
+                repository: delivery.repository.fullName, workflow: job.workflowName ?? runs[key]?.workflowName,
+                branch: job.headBranch, event: runs[key]?.run?.event)
+            {
+                return .ignored(reason: reason)
+            }
+            update(key, repository: delivery.repository, at: now) { state in state.apply(delivery) }
+            return .applied(key)
+        }
+    }
+
+    /// Creates the run on first sight, applies `change`, and keeps everything that follows from
+    /// the run's state (history seed, card, completion record) in step.
+    private mutating func update(
+        _ key: RunKey, repository: Repository, at now: UnixTime, change: (inout RunState) -> Bool
+    ) {
+        var state = runs[key] ?? newRun(key, repository: repository, at: now)
+        if change(&state) { state.lastChangeAt = now }
+        resolveHistory(&state)
+        runs[key] = state
+        if slugs[key] == nil {
+            slugs[key] = ActivityIdentity.forRun(
+                repository: repository, workflow: state.workflowName, scope: settings.scope
+            ).slug
+        }
+        if state.completion != nil { recordHistory(for: key) }
+        reassignCards()
+    }
+
+    private func newRun(_ key: RunKey, repository: Repository, at now: UnixTime) -> RunState {
+        var state = RunState(key: key, repository: repository, at: now)
+        // A re-run carries the steps of the attempt before it; "re-run failed jobs" leaves the
+        // successful ones as they were.
+        if let previous = runs.keys.filter({
+            $0.repository == key.repository && $0.runID == key.runID && $0.attempt < key.attempt
+        }).max(), let earlier = runs[previous] {
+            state.inherited = StepPlanner.plan(for: earlier).groups.map { group in
+                InheritedGroup(
+                    name: group.name, orderKey: group.orderKey, jobCount: group.totalJobCount,
+                    succeeded: group.isFinished
+                        && (group.jobs.isEmpty
+                            ? group.completedEarlier
+                            : group.jobs.allSatisfy { ["success", "skipped", "neutral"].contains($0.conclusion ?? "") }))
+            }
+        }
+        return state
+    }
+
+    /// Seeds the run's shape and estimates from history once its workflow is known.
+    private func resolveHistory(_ state: inout RunState) {
+        guard !state.historyResolved, let workflow = state.workflowName else { return }
+        state.historyResolved = true
+        state.seed = history.seed(
+            repository: state.key.repository, workflow: workflow, branch: state.headBranch,
+            excluding: state.key.runID)
+        state.estimates = history.estimates(
+            repository: state.key.repository, workflow: workflow, excluding: state.key.runID)
+    }
+
+    /// Records (or refreshes) a finished run in history: what later runs are seeded and weighted by.
+    mutating func recordHistory(for key: RunKey) {
+        guard let state = runs[key], let completion = state.completion, let workflow = state.workflowName else {
+            return
+        }
+        let groups = StepPlanner.plan(for: state).groups.filter { $0.origin != .seeded }
+        history.record(
+            RunSummary(
+                key: key, workflow: workflow, branch: state.headBranch, conclusion: completion.conclusion,
+                finishedAt: state.run?.updatedAt ?? completion.recognizedAt,
+                groups: groups.map { group in
+                    GroupSummary(
+                        name: group.name, jobCount: group.totalJobCount,
+                        duration: group.jobs.compactMap(\.runDuration).max())
+                }))
+    }
+}
+
+/// The lowest `progress` the card may show: per step with weights (each step fills from 0), for
+/// the whole run without.
+struct ProgressFloor: Sendable, Equatable {
+    var run: RunKey
+    var step: Int
+    var progress: Double
+}

@@ -1,0 +1,81 @@
+/// `render`: recorded deliveries through exactly the daemon's core, with a simulated clock driven by
+/// the payloads' timestamps and a simulated PushWard that acknowledges everything.
+///
+/// Earlier runs in the input become history for later ones, as they would in the daemon.
+public struct RenderSession: Sendable {
+    /// One request the bridge would make, stamped with the simulated time.
+    public struct Output: Sendable, Equatable {
+        public var at: UnixTime
+        public var planned: PlannedRequest
+
+        /// `{"at", "method", "path", "body"}` with sorted keys: one line of `render` output.
+        public var json: JSONValue {
+            [
+                "at": .number(at), "method": .string(planned.request.method.rawValue),
+                "path": .string(planned.request.path), "body": planned.request.body,
+            ]
+        }
+    }
+
+    public private(set) var engine: BridgeEngine
+    public private(set) var clock: UnixTime = 0
+    public private(set) var outcomes: [DeliveryOutcome] = []
+    /// Where the clock stops once the input is exhausted: long enough for every end frame, grace
+    /// period and throttle window, short of heartbeats (which would go on forever).
+    private var horizon: UnixTime = 0
+
+    public init(engine: BridgeEngine) {
+        self.engine = engine
+    }
+
+    /// Feeds one delivery: timers due before it fire first, then the requests it causes.
+    public mutating func feed(_ event: WebhookEvent) -> [Output] {
+        let time = max(clock, PayloadTime.of(event) ?? clock)
+        var output = runTimers(until: time)
+        clock = time
+        outcomes.append(engine.receive(event, at: time))
+        output += flush()
+        let settings = engine.settings
+        horizon = max(
+            horizon,
+            time + settings.completionGrace + settings.endDelay + settings.endDisplayTime + settings.minUpdateInterval + 1)
+        return output
+    }
+
+    /// Lets the simulated time run out: everything due after the last delivery happens.
+    public mutating func finish() -> [Output] {
+        runTimers(until: horizon)
+    }
+
+    private mutating func runTimers(until limit: UnixTime) -> [Output] {
+        var output: [Output] = []
+        while let next = engine.nextWakeup(after: clock), next <= limit {
+            clock = next
+            engine.advance(to: next)
+            output += flush()
+        }
+        return output
+    }
+
+    /// Sends everything due now, slug by slug, each acknowledged at once.
+    private mutating func flush() -> [Output] {
+        var output: [Output] = []
+        engine.advance(to: clock)
+        var progressing = true
+        // A reconciler that converges sends a handful of requests per slug at one instant; the cap
+        // turns a bug that would not converge into visible output instead of a hang.
+        var rounds = 0
+        while progressing, rounds < 64 {
+            progressing = false
+            rounds += 1
+            for slug in engine.sessions.keys.sorted() {
+                if case .send(let planned) = engine.decide(slug: slug, at: clock) {
+                    engine.acknowledge(planned, at: clock)
+                    output.append(Output(at: clock, planned: planned))
+                    progressing = true
+                }
+            }
+        }
+        return output
+    }
+}

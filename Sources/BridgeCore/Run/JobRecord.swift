@@ -1,0 +1,91 @@
+/// What the bridge knows of one job: the furthest-along snapshot GitHub sent of it.
+///
+/// Deliveries arrive in any order and may repeat, so a record is never overwritten by an older
+/// snapshot: `merged(with:)` keeps whichever of two snapshots ranks higher in a total order
+/// (status first, then timestamps). Because it is a maximum over a total order, merging the same
+/// snapshots in any order, with any duplicates, ends in the same record.
+public struct JobRecord: Sendable, Equatable {
+    public var id: Int
+    public var name: String
+    public var status: JobStatus
+    public var conclusion: String?
+    public var createdAt: UnixTime?
+    public var startedAt: UnixTime?
+    public var completedAt: UnixTime?
+    /// The environment a `waiting` job waits for approval of; nil when it is not waiting.
+    public var waitingEnvironment: String?
+    /// True for a job the Checks API created (completed, no runner, no labels, no steps): it is a
+    /// check, not a step of the workflow, and is never drawn.
+    public var isCheckRun: Bool
+    public var htmlURL: String?
+
+    public init(
+        id: Int, name: String, status: JobStatus, conclusion: String? = nil, createdAt: UnixTime? = nil,
+        startedAt: UnixTime? = nil, completedAt: UnixTime? = nil, waitingEnvironment: String? = nil,
+        isCheckRun: Bool = false, htmlURL: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.status = status
+        self.conclusion = conclusion
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.completedAt = completedAt
+        self.waitingEnvironment = waitingEnvironment
+        self.isCheckRun = isCheckRun
+        self.htmlURL = htmlURL
+    }
+
+    /// The record one `workflow_job` delivery describes.
+    public init(_ event: WorkflowJobEvent) {
+        let job = event.job
+        let checkRun =
+            job.status == .completed && job.conclusion != "skipped" && job.runnerName == nil
+            && job.labels.isEmpty && job.steps.isEmpty
+        self.init(
+            id: job.id, name: job.name, status: job.status, conclusion: job.status == .completed ? job.conclusion : nil,
+            createdAt: job.createdAt, startedAt: job.status.rank >= JobStatus.inProgress.rank ? job.startedAt : nil,
+            completedAt: job.status == .completed ? job.completedAt : nil,
+            waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
+            isCheckRun: checkRun, htmlURL: job.htmlURL)
+    }
+
+    public var isFinished: Bool { status == .completed }
+    public var isRunning: Bool { status == .inProgress }
+    public var isWaiting: Bool { status == .waiting }
+
+    /// True when the job ended in a way that turns its group red.
+    public var failed: Bool {
+        guard isFinished, let conclusion else { return false }
+        return ["failure", "timed_out", "startup_failure"].contains(conclusion)
+    }
+
+    /// How long the job ran, when it ran: the figure history keeps for step weights and estimates.
+    public var runDuration: Double? {
+        guard isFinished, conclusion != "skipped", let startedAt, let completedAt, completedAt >= startedAt else {
+            return nil
+        }
+        return completedAt - startedAt
+    }
+
+    /// The snapshot that is further along of the two; see the type's documentation.
+    public func merged(with other: JobRecord) -> JobRecord {
+        let otherRanksHigher = Self.orderKey(self).lexicographicallyPrecedes(Self.orderKey(other))
+        var best = otherRanksHigher ? other : self
+        // A creation time is the same fact in every snapshot; keep the earliest one reported, since
+        // some payloads repeat placeholders.
+        best.createdAt = [createdAt, other.createdAt].compactMap { $0 }.min()
+        return best
+    }
+
+    /// Status rank, then waiting before queued (an approval wait is news), then timestamps, then the
+    /// remaining fields, so that two different snapshots never tie.
+    private static func orderKey(_ record: JobRecord) -> [String] {
+        func time(_ value: UnixTime?) -> String { value.map { String(format: "%015.3f", $0) } ?? "" }
+        return [
+            String(record.status.rank), record.isWaiting ? "1" : "0", time(record.completedAt), time(record.startedAt),
+            record.conclusion ?? "", record.isCheckRun ? "0" : "1", record.waitingEnvironment ?? "", record.name,
+            record.htmlURL ?? "",
+        ]
+    }
+}

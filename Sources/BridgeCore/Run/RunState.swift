@@ -1,0 +1,168 @@
+/// Everything the bridge knows of one run attempt, built only from deliveries (and from history
+/// captured when the run was first seen).
+///
+/// Every field that comes from GitHub is merged order-independently: the furthest-along run
+/// snapshot, the furthest-along snapshot of each job, metadata from the earliest job. So the same
+/// deliveries in any order, with any duplicates, give the same state. The bookkeeping times
+/// (`firstSeenAt`, `lastChangeAt`, `completion.recognizedAt`) are arrival facts and drive timers only.
+public struct RunState: Sendable, Equatable {
+    public var key: RunKey
+    public var repository: Repository
+    /// The furthest-along `workflow_run` snapshot of this attempt; nil until one arrives.
+    public var run: WorkflowRun?
+    /// By job id. Check-run jobs are kept (so a late duplicate is recognised) but never drawn.
+    public var jobs: [Int: JobRecord]
+    /// Workflow name, branch and commit as the earliest job (lowest id) reported them, for runs
+    /// whose `workflow_run` delivery has not arrived (or never will).
+    public var jobMetadata: JobMetadata?
+    /// The finished run this one's shape was seeded from, and each step's expected duration,
+    /// captured once so that history written while this run is going does not reshape it.
+    public var seed: RunSummary?
+    public var estimates: [String: Double]
+    /// True once history was consulted; with legacy payloads that lack a workflow name it waits for one.
+    public var historyResolved: Bool
+    /// The steps of the previous attempt, for a re-run of failed jobs; empty on attempt 1.
+    public var inherited: [InheritedGroup]
+    public var firstSeenAt: UnixTime
+    /// When a delivery last changed this state: the completion grace period counts from here.
+    public var lastChangeAt: UnixTime
+    /// Set once the run is known to be over.
+    public var completion: RunCompletion?
+
+    public init(key: RunKey, repository: Repository, at now: UnixTime) {
+        self.key = key
+        self.repository = repository
+        self.run = nil
+        self.jobs = [:]
+        self.jobMetadata = nil
+        self.seed = nil
+        self.estimates = [:]
+        self.historyResolved = false
+        self.inherited = []
+        self.firstSeenAt = now
+        self.lastChangeAt = now
+        self.completion = nil
+    }
+
+    /// The workflow's name: from the run, else from a job, else the workflow file path.
+    public var workflowName: String? {
+        if let name = run?.name, !name.isEmpty { return name }
+        if let name = jobMetadata?.workflowName, !name.isEmpty { return name }
+        if let path = run?.path, !path.isEmpty { return path }
+        return nil
+    }
+
+    public var headBranch: String? { run?.headBranch ?? jobMetadata?.headBranch }
+    public var headSHA: String? { run?.headSHA ?? jobMetadata?.headSHA }
+
+    public var repositoryURL: String {
+        repository.htmlURL ?? "https://github.com/" + repository.fullName
+    }
+
+    /// The run's page on GitHub; for a later attempt, that attempt's page.
+    public var runURL: String {
+        let base = run?.htmlURL ?? repositoryURL + "/actions/runs/\(key.runID)"
+        return key.attempt > 1 ? base + "/attempts/\(key.attempt)" : base
+    }
+
+    /// The pull request of the run when there is one, else the commit; nil when neither is known.
+    public var secondaryURL: (url: String, title: String)? {
+        if let pullRequest = run?.pullRequests.first {
+            return (pullRequest.htmlURL ?? repositoryURL + "/pull/\(pullRequest.number)", "PR #\(pullRequest.number)")
+        }
+        if let sha = headSHA, !sha.isEmpty { return (repositoryURL + "/commit/" + sha, "Commit") }
+        return nil
+    }
+
+    /// When this attempt started, for choosing the newest run of a slug.
+    public var attemptStartedAt: UnixTime {
+        run?.runStartedAt ?? jobs.values.compactMap(\.createdAt).min() ?? run?.createdAt ?? firstSeenAt
+    }
+
+    /// The jobs that are steps of the workflow, by id (GitHub's creation order).
+    public var workflowJobs: [JobRecord] {
+        jobs.values.filter { !$0.isCheckRun }.sorted { $0.id < $1.id }
+    }
+
+    /// Applies one `workflow_run` snapshot; returns whether anything changed.
+    @discardableResult
+    public mutating func apply(_ snapshot: WorkflowRun) -> Bool {
+        let merged = run.map { Self.furtherAlong($0, snapshot) } ?? snapshot
+        guard merged != run else { return false }
+        run = merged
+        return true
+    }
+
+    /// Applies one `workflow_job` delivery; returns whether anything changed.
+    @discardableResult
+    public mutating func apply(_ event: WorkflowJobEvent) -> Bool {
+        let incoming = JobRecord(event)
+        let merged = jobs[incoming.id].map { $0.merged(with: incoming) } ?? incoming
+        var changed = merged != jobs[incoming.id]
+        jobs[incoming.id] = merged
+        let metadata = JobMetadata(
+            sourceJobID: event.job.id, workflowName: event.job.workflowName, headBranch: event.job.headBranch,
+            headSHA: event.job.headSHA)
+        if jobMetadata.map({ metadata.sourceJobID < $0.sourceJobID }) ?? true {
+            changed = changed || jobMetadata != metadata
+            jobMetadata = metadata
+        }
+        return changed
+    }
+
+    /// Of two snapshots of the same run, the one further along: status, then update time, then the
+    /// conclusion, so two different snapshots never tie.
+    static func furtherAlong(_ lhs: WorkflowRun, _ rhs: WorkflowRun) -> WorkflowRun {
+        func key(_ run: WorkflowRun) -> (Int, Double, String, Int) {
+            (run.status.rank, run.updatedAt ?? -1, run.conclusion ?? "", run.pullRequests.count)
+        }
+        return key(rhs) > key(lhs) ? rhs : lhs
+    }
+}
+
+/// Workflow name, branch and commit from a job payload (which may lack all three).
+public struct JobMetadata: Sendable, Equatable {
+    public var sourceJobID: Int
+    public var workflowName: String?
+    public var headBranch: String?
+    public var headSHA: String?
+}
+
+/// How and when the bridge learned that a run is over.
+public struct RunCompletion: Sendable, Equatable {
+    public enum Source: String, Sendable {
+        /// The run's `completed` delivery (or a `requested` one that is already complete).
+        case runEvent
+        /// Every job finished and nothing arrived for the grace period: the `completed` delivery
+        /// was lost, so the conclusion is inferred from the jobs.
+        case inferred
+    }
+
+    public var conclusion: String
+    public var recognizedAt: UnixTime
+    public var source: Source
+
+    public init(conclusion: String, recognizedAt: UnixTime, source: Source) {
+        self.conclusion = conclusion
+        self.recognizedAt = recognizedAt
+        self.source = source
+    }
+}
+
+/// A step of the previous attempt, carried into a re-run.
+public struct InheritedGroup: Sendable, Equatable {
+    public var name: String
+    /// The id of the group's first job in the earlier attempt: keeps the step where it was.
+    public var orderKey: Int
+    public var jobCount: Int
+    /// True when all its jobs succeeded (or were skipped): "re-run failed jobs" leaves it alone,
+    /// so it is drawn complete unless this attempt runs it again.
+    public var succeeded: Bool
+
+    public init(name: String, orderKey: Int, jobCount: Int, succeeded: Bool) {
+        self.name = name
+        self.orderKey = orderKey
+        self.jobCount = jobCount
+        self.succeeded = succeeded
+    }
+}

@@ -1,0 +1,61 @@
+import BridgeCore
+
+/// A fake PushWard server as a value: tests (and the `render` command's tests) send it every
+/// request the bridge produces, then look at what it stores and at what it refused.
+///
+/// It applies requests with `PushWardActivityModel`, the same rules the bridge uses to track the
+/// server, and refuses — without storing anything — every request `ContractValidator` faults, so
+/// a test passes only if the real server would have accepted every request.
+public struct InMemoryPushWard: Sendable {
+    /// One handled request and the answer it got.
+    public struct Entry: Sendable, Equatable {
+        public var request: PushWardRequest
+        /// When the request was handled (what `duration` is anchored to).
+        public var at: UnixTime
+        /// The HTTP status answered: 201, 200, 404 or 422.
+        public var status: Int
+        /// Why the request was refused; empty when it was applied.
+        public var violations: [ContractViolation]
+    }
+
+    /// What the server holds, by slug.
+    public private(set) var activities: [String: StoredActivity] = [:]
+    /// Every request handled, in order, refused ones included.
+    public private(set) var log: [Entry] = []
+
+    public init() {}
+
+    /// Handles `request` received at `now` and returns the HTTP status:
+    /// `201` for a valid POST (an upsert), `200` for a valid PATCH (applied), `404` for a PATCH of
+    /// a slug never created (recorded as an `activity.not_found` violation: the bridge must POST
+    /// first), `422` for any other violation (nothing applied, the violations recorded).
+    @discardableResult
+    public mutating func handle(_ request: PushWardRequest, at now: UnixTime) -> Int {
+        let stored = activities[request.slug]
+        let violations = ContractValidator.validate(request, stored: stored, at: now)
+        let status: Int
+        switch request.method {
+        case .post where violations.isEmpty:
+            activities[request.slug] = PushWardActivityModel.create(request.body, existing: stored)
+            status = 201
+        case .patch where stored == nil:
+            status = 404
+        case .patch where violations.isEmpty:
+            // `stored` is non-nil here: the case above took the nil one.
+            if let stored {
+                activities[request.slug] = PushWardActivityModel.applyPatch(request.body, to: stored, at: now)
+            }
+            status = 200
+        default:
+            status = 422
+        }
+        log.append(Entry(request: request, at: now, status: status, violations: violations))
+        return status
+    }
+
+    /// Every violation of every refused request, in the order they were handled. A test that
+    /// drives the bridge through this fake should end with this empty.
+    public var violations: [ContractViolation] {
+        log.flatMap(\.violations)
+    }
+}

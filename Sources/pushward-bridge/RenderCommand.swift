@@ -1,0 +1,71 @@
+import BridgeCore
+import Foundation
+
+/// `render FILE… [--config PATH]`: recorded deliveries through the core, no network; prints the
+/// PushWard requests it would make, one JSON object per line.
+enum RenderCommand {
+    static let help = """
+        Usage: pushward-bridge render FILE... [--config PATH]
+
+        Feeds recorded deliveries through the bridge's core with a simulated clock (driven by the
+        payloads' timestamps) and a simulated PushWard that acknowledges everything, and prints each
+        request the bridge would make as one JSON object per line:
+          {"at": <unix seconds>, "body": {...}, "method": "PATCH", "path": "/activities/gh-..."}
+
+        FILE is a payload named <event>.<anything>.json (workflow_job.completed.json) or a JSON Lines
+        file (.jsonl) of {"event", "delivery", "payload"} objects. Earlier runs in the input are
+        history for later ones. --config applies the activity settings and filters of a
+        configuration file.
+        """
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        do throws(UsageError) {
+            parsed = try ParsedArguments(arguments, valued: ["config"], flags: ["help"])
+        } catch {
+            return CLI.usage(error.description, help: help)
+        }
+        if parsed.flags.contains("help") {
+            print(help)
+            return .success
+        }
+        guard !parsed.positionals.isEmpty else { return CLI.usage("render needs at least one FILE", help: help) }
+
+        var configuration = BridgeConfiguration()
+        if let path = parsed.options["config"] {
+            switch CLI.loadConfiguration(path: path) {
+            case .success(let loaded): configuration = loaded
+            case .failure(let code): return code
+            }
+        }
+        var deliveries: [RecordedDelivery] = []
+        for path in parsed.positionals {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                CLI.error("\(path): cannot read the file")
+                return .failure
+            }
+            do throws(RecordedDelivery.LoadError) {
+                deliveries += try RecordedDelivery.parse(fileName: path, contents: contents)
+            } catch {
+                CLI.error(error.description)
+                return .failure
+            }
+        }
+        var session = RenderSession(
+            engine: BridgeEngine(settings: configuration.activity, filter: configuration.filter))
+        var output = ""
+        for (index, delivery) in deliveries.enumerated() {
+            let event: WebhookEvent
+            do throws(WebhookDecodingError) {
+                event = try WebhookDecoder.decode(event: delivery.event, body: delivery.body, contentType: nil)
+            } catch {
+                CLI.error("delivery \(index + 1) (\(delivery.event)): \(error.description)")
+                return .failure
+            }
+            for line in session.feed(event) { output += line.json.canonicalString + "\n" }
+        }
+        for line in session.finish() { output += line.json.canonicalString + "\n" }
+        FileHandle.standardOutput.write(Data(output.utf8))
+        return .success
+    }
+}
