@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-@testable import BridgeCore
-@testable import BridgeTestSupport
+import BridgeCore
+import BridgeTestSupport
 
 @Suite struct ContractValidatorTests {
     private let now: UnixTime = 1_700_000_000

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import BridgeCore
+import BridgeCore
 
 @Suite struct MergePatchTests {
     // MARK: - apply: RFC 7396 Appendix A

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import BridgeCore
+import BridgeCore
 
 @Suite struct PushWardActivityModelTests {
     private let now: UnixTime = 1_700_000_000.75

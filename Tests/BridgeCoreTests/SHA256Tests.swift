@@ -1,6 +1,6 @@
 import Testing
 
-@testable import BridgeCore
+import BridgeCore
 
 @Suite struct SHA256Tests {
     @Test(arguments: [

@@ -438,6 +438,9 @@ struct WebhookDecoderTests {
         #expect(WebhookDecoder.runStatus("something_new") == .queued)
         #expect(WebhookDecoder.runStatus("requested") == .requested)
         #expect(WebhookDecoder.runStatus("waiting") == .waiting)
+        #expect(WebhookDecoder.runStatus("pending") == .pending)
+        #expect(WebhookDecoder.runStatus(nil) == .queued)
+        #expect(WebhookDecoder.jobStatus("requested") == .queued)
     }
 
     @Test func jobWithoutRepositoryTakesItFromItsURLs() throws {

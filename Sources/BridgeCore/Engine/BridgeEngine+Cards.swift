@@ -5,8 +5,11 @@ extension BridgeEngine {
     mutating func reassignCards() {
         for slug in Set(slugs.values).sorted() {
             let owner = sessions[slug]?.owner
-            for (key, candidate) in slugs where candidate == slug && key != owner && runs[key]?.completion != nil {
-                released.insert(key)
+            // A run that finished while another one held the card has nothing left to show.
+            if let owner, !released.contains(owner) {
+                for (key, candidate) in slugs where candidate == slug && key != owner && runs[key]?.completion != nil {
+                    released.insert(key)
+                }
             }
             let newest = slugs.filter { $0.value == slug && !released.contains($0.key) }.keys
                 .compactMap { runs[$0] }

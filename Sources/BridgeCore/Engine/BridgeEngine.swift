@@ -101,7 +101,8 @@ public struct BridgeEngine: Sendable {
     private func newRun(_ key: RunKey, repository: Repository, at now: UnixTime) -> RunState {
         var state = RunState(key: key, repository: repository, at: now)
         // A re-run carries the steps of the attempt before it; "re-run failed jobs" leaves the
-        // successful ones as they were.
+        // successful ones as they were. Skipped ones are not complete: they were skipped because
+        // something they need failed, and are re-run with it.
         if let previous = runs.keys.filter({
             $0.repository == key.repository && $0.runID == key.runID && $0.attempt < key.attempt
         }).max(), let earlier = runs[previous] {
@@ -111,7 +112,7 @@ public struct BridgeEngine: Sendable {
                     succeeded: group.isFinished
                         && (group.jobs.isEmpty
                             ? group.completedEarlier
-                            : group.jobs.allSatisfy { ["success", "skipped", "neutral"].contains($0.conclusion ?? "") }))
+                            : group.jobs.allSatisfy { ["success", "neutral"].contains($0.conclusion ?? "") }))
             }
         }
         return state
