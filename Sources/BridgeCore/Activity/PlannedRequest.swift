@@ -14,6 +14,8 @@ public struct PlannedRequest: Sendable, Equatable {
         case end
         /// Keeps a long quiet run from going stale on the server.
         case heartbeat
+        /// Content that late deliveries changed after the card ended; the state stays `ended`.
+        case correction
     }
 
     public var request: PushWardRequest

@@ -24,7 +24,15 @@ public enum Reconciler {
         let slug = session.identity.slug
         switch session.phase {
         case .ended:
-            return .idle
+            // Deliveries that arrive after the end (GitHub does not order them) still change the
+            // run: the card left on the Lock Screen gets one correction so it tells the truth.
+            guard desired.isFinal, let acknowledged = session.acknowledged, session.owner == desired.run else {
+                return .idle
+            }
+            let content = diff(acknowledged: acknowledged.content, desired: desired, now: now)
+            guard !content.isEmpty else { return .idle }
+            if let wait = throttle(session, settings, now) { return wait }
+            return patch(slug, state: nil, content: content, kind: .correction, run: desired.run)
         case .needsCreate:
             let body: JSONValue = [
                 "slug": .string(slug), "name": .string(session.identity.name),
@@ -75,7 +83,7 @@ public enum Reconciler {
             session.acknowledged = nil
             session.phase = .needsFirstFrame
             return session
-        case .firstFrame, .update, .heartbeat, .finalFrame, .end:
+        case .firstFrame, .update, .heartbeat, .finalFrame, .end, .correction:
             // With nothing acknowledged since the POST, the request was a full frame, which sets
             // or clears every field: applying it to a blank activity gives what the server holds.
             let base =
@@ -94,7 +102,7 @@ public enum Reconciler {
             session.finalShownAt = now
         case .end:
             session.phase = .ended
-        case .create:
+        case .create, .correction:
             break
         }
         return session
