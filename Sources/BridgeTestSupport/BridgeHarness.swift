@@ -41,7 +41,9 @@ public struct BridgeHarness: Sendable {
 
     /// The PATCH bodies' `content`, in order.
     public var patchContents: [[String: JSONValue]] {
-        sent.filter { $0.planned.request.method == .patch }.compactMap { $0.planned.request.body["content"]?.objectValue }
+        sent.filter { $0.planned.request.method == .patch }.compactMap {
+            $0.planned.request.body["content"]?.objectValue
+        }
     }
 
     /// What the server holds for the only (or the given) activity.

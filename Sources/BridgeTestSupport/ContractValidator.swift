@@ -338,7 +338,8 @@ private struct Checker {
             return nil
         }
         guard range.contains(integer) else {
-            let rule = range.upperBound == Int.max
+            let rule =
+                range.upperBound == Int.max
                 ? "must be ≥ \(range.lowerBound)" : "must be \(range.lowerBound)–\(range.upperBound)"
             fail(field, rule)
             return nil

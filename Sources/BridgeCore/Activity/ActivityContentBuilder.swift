@@ -129,6 +129,7 @@ public struct ActivityContentBuilder: Sendable {
 
     /// A run with no known step yet still sends arrays of length `total_steps` (1).
     static func padded<T>(_ values: [T], to count: Int, with filler: T) -> [T] {
-        values.count >= count ? Array(values.prefix(count)) : values + Array(repeating: filler, count: count - values.count)
+        values.count >= count
+            ? Array(values.prefix(count)) : values + Array(repeating: filler, count: count - values.count)
     }
 }

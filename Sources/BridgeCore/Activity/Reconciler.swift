@@ -74,8 +74,7 @@ public enum Reconciler {
     /// The session after PushWard acknowledged `planned` (a 2xx).
     public static func acknowledge(
         _ planned: PlannedRequest, session: ActivitySession, settings: ActivitySettings, at now: UnixTime
-    ) -> ActivitySession
-    {
+    ) -> ActivitySession {
         var session = session
         switch planned.kind {
         case .create:
@@ -153,7 +152,9 @@ public enum Reconciler {
         return .wait(until: last + settings.minUpdateInterval)
     }
 
-    static func patch(_ slug: String, state: String?, content: [String: JSONValue], kind: PlannedRequest.Kind, run: RunKey)
+    static func patch(
+        _ slug: String, state: String?, content: [String: JSONValue], kind: PlannedRequest.Kind, run: RunKey
+    )
         -> ReconcileDecision
     {
         var body: [String: JSONValue] = [:]
@@ -161,6 +162,7 @@ public enum Reconciler {
         if !content.isEmpty { body["content"] = .object(content) }
         guard !body.isEmpty else { return .idle }
         return .send(
-            PlannedRequest(request: PushWardRequest(method: .patch, slug: slug, body: .object(body)), kind: kind, run: run))
+            PlannedRequest(
+                request: PushWardRequest(method: .patch, slug: slug, body: .object(body)), kind: kind, run: run))
     }
 }

@@ -101,13 +101,17 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
         mutating func string(_ name: String) throws(ConfigurationError) -> String? {
             guard let value = value(name) else { return nil }
-            guard let text = value.stringValue else { throw ConfigurationError(key: key(name), problem: "must be a string") }
+            guard let text = value.stringValue else {
+                throw ConfigurationError(key: key(name), problem: "must be a string")
+            }
             return text
         }
 
         mutating func bool(_ name: String) throws(ConfigurationError) -> Bool? {
             guard let value = value(name) else { return nil }
-            guard let flag = value.boolValue else { throw ConfigurationError(key: key(name), problem: "must be true or false") }
+            guard let flag = value.boolValue else {
+                throw ConfigurationError(key: key(name), problem: "must be true or false")
+            }
             return flag
         }
 
@@ -137,7 +141,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
         mutating func strings(_ name: String) throws(ConfigurationError) -> [String]? {
             guard let value = value(name) else { return nil }
-            guard let array = value.arrayValue else { throw ConfigurationError(key: key(name), problem: "must be a list of strings") }
+            guard let array = value.arrayValue else {
+                throw ConfigurationError(key: key(name), problem: "must be a list of strings")
+            }
             var texts: [String] = []
             for element in array {
                 guard let text = element.stringValue else {
@@ -150,7 +156,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
         mutating func section(_ name: String) throws(ConfigurationError) -> Reader? {
             guard let value = value(name) else { return nil }
-            guard let object = value.objectValue else { throw ConfigurationError(key: key(name), problem: "must be an object") }
+            guard let object = value.objectValue else {
+                throw ConfigurationError(key: key(name), problem: "must be an object")
+            }
             return Reader(object, path: key(name))
         }
 

@@ -13,7 +13,11 @@ extension BridgeEngine {
             }
             let newest = slugs.filter { $0.value == slug && !released.contains($0.key) }.keys
                 .compactMap { runs[$0] }
-                .max { ($0.attemptStartedAt, $0.key.runID, $0.key.attempt) < ($1.attemptStartedAt, $1.key.runID, $1.key.attempt) }
+                .max {
+                    ($0.attemptStartedAt, $0.key.runID, $0.key.attempt) < (
+                        $1.attemptStartedAt, $1.key.runID, $1.key.attempt
+                    )
+                }
             guard let newest, newest.key != owner else { continue }
             let identity = ActivityIdentity.forRun(
                 repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)

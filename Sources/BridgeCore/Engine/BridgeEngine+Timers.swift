@@ -38,7 +38,9 @@ extension BridgeEngine {
     /// cancelled, else success.
     static func inferredConclusion(_ plan: StepPlan) -> String {
         let conclusions = plan.groups.flatMap(\.jobs).compactMap(\.conclusion)
-        if conclusions.contains(where: { ["failure", "timed_out", "startup_failure"].contains($0) }) { return "failure" }
+        if conclusions.contains(where: { ["failure", "timed_out", "startup_failure"].contains($0) }) {
+            return "failure"
+        }
         if conclusions.contains("cancelled") { return "cancelled" }
         return "success"
     }

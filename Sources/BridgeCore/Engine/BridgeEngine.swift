@@ -15,8 +15,10 @@ public struct BridgeEngine: Sendable {
     /// within an attempt (new `needs:` jobs raise the job count mid-run).
     var progressFloors: [String: ProgressFloor] = [:]
 
-    public init(settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
-                history: RunHistory = RunHistory()) {
+    public init(
+        settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
+        history: RunHistory = RunHistory()
+    ) {
         self.settings = settings
         self.filter = filter
         self.history = history
@@ -90,9 +92,10 @@ public struct BridgeEngine: Sendable {
         resolveHistory(&state)
         runs[key] = state
         if slugs[key] == nil {
-            slugs[key] = ActivityIdentity.forRun(
-                repository: repository, workflow: state.workflowName, scope: settings.scope
-            ).slug
+            slugs[key] =
+                ActivityIdentity.forRun(
+                    repository: repository, workflow: state.workflowName, scope: settings.scope
+                ).slug
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignCards()
@@ -112,7 +115,8 @@ public struct BridgeEngine: Sendable {
                     succeeded: group.isFinished
                         && (group.jobs.isEmpty
                             ? group.completedEarlier
-                            : group.jobs.allSatisfy { ["success", "neutral"].contains($0.conclusion ?? "") }))
+                            : group.jobs.allSatisfy { ["success", "neutral"].contains($0.conclusion ?? "") })
+                )
             }
         }
         return state

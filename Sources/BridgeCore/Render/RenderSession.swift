@@ -38,7 +38,8 @@ public struct RenderSession: Sendable {
         let settings = engine.settings
         horizon = max(
             horizon,
-            time + settings.completionGrace + settings.endDelay + settings.endDisplayTime + settings.minUpdateInterval + 1)
+            time + settings.completionGrace + settings.endDelay + settings.endDisplayTime + settings.minUpdateInterval
+                + 1)
         return output
     }
 

@@ -37,4 +37,3 @@ public struct GroupSummary: Sendable, Equatable, Codable {
         self.duration = duration
     }
 }
-
