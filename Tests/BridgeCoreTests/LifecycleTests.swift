@@ -103,11 +103,12 @@ struct LifecycleTests {
 
     @Test("a run awaiting approval (requested, completed, action_required) ends orange")
     func approvalRun() throws {
-        let harness = played([script.run("requested", at: 0, conclusion: "action_required")].map { event in
-            guard case .workflowRun(var delivery) = event else { return event }
-            delivery.run.status = .completed
-            return .workflowRun(delivery)
-        })
+        let harness = played(
+            [script.run("requested", at: 0, conclusion: "action_required")].map { event in
+                guard case .workflowRun(var delivery) = event else { return event }
+                delivery.run.status = .completed
+                return .workflowRun(delivery)
+            })
         #expect(harness.violations.isEmpty)
         #expect(harness.stored()?.content["state"] == "Needs approval")
         #expect(harness.stored()?.content["accent_color"] == "orange")
@@ -116,7 +117,8 @@ struct LifecycleTests {
     @Test("a job waiting for an environment says so")
     func waitingForApproval() throws {
         var harness = BridgeHarness()
-        harness.feed(script.job(1, "build", "completed", createdAt: 0, startedAt: 1, completedAt: 5, conclusion: "success"))
+        harness.feed(
+            script.job(1, "build", "completed", createdAt: 0, startedAt: 1, completedAt: 5, conclusion: "success"))
         harness.feed(script.job(2, "deploy", "waiting", createdAt: 6, environment: "production"))
         #expect(harness.violations.isEmpty)
         let states = harness.patchContents.compactMap { $0["state"]?.stringValue }
@@ -130,8 +132,10 @@ struct LifecycleTests {
         for (index, name) in jobs.enumerated() {
             harness.feed(script.job(10 + index, name, "in_progress", createdAt: 0, startedAt: 1))
         }
-        harness.feed(script.job(10, jobs[0], "completed", createdAt: 0, startedAt: 1, completedAt: 30, conclusion: "success"))
-        harness.feed(script.job(11, jobs[1], "completed", createdAt: 0, startedAt: 1, completedAt: 40, conclusion: "success"))
+        harness.feed(
+            script.job(10, jobs[0], "completed", createdAt: 0, startedAt: 1, completedAt: 30, conclusion: "success"))
+        harness.feed(
+            script.job(11, jobs[1], "completed", createdAt: 0, startedAt: 1, completedAt: 40, conclusion: "success"))
         #expect(harness.violations.isEmpty)
         #expect(harness.patchContents.last?["state"] == "Test 2/3")
     }
@@ -158,7 +162,9 @@ struct LifecycleTests {
         harness.feed(newer.job(70_000, "build", "in_progress", createdAt: 10, startedAt: 11))
         let owners = harness.sent.filter { $0.planned.kind == .create }.map(\.planned.run.runID)
         #expect(owners == [9_000, 9_500])
-        harness.feed(newer.job(70_000, "build", "completed", createdAt: 10, startedAt: 11, completedAt: 20, conclusion: "success"))
+        harness.feed(
+            newer.job(
+                70_000, "build", "completed", createdAt: 10, startedAt: 11, completedAt: 20, conclusion: "success"))
         harness.feed(newer.run("completed", at: 21, conclusion: "success"))
         harness.feed(older.job(1, "build", "in_progress", createdAt: 0, startedAt: 1))
         harness.feed(older.job(2, "test", "queued", createdAt: 60))
@@ -200,7 +206,8 @@ struct LifecycleTests {
         #expect(stored.content["subtitle"] == "widgets / CI · attempt 2")
         #expect(stored.content["step_labels"] == ["build", "test", "report"])
         #expect(stored.content["current_step"] == 2)
-        let plan = StepPlanner.plan(for: harness.engine.runs[RunKey(repository: "acme/widgets", runID: 9_000, attempt: 2)]!)
+        let plan = StepPlanner.plan(
+            for: harness.engine.runs[RunKey(repository: "acme/widgets", runID: 9_000, attempt: 2)]!)
         #expect(plan.groups.map(\.isFinished) == [true, false, false])
     }
 
@@ -270,7 +277,8 @@ struct LifecycleTests {
             run: RunKey(repository: "a/b", runID: 1, attempt: 1), content: ["current_step": 3], window: nil,
             isFinal: false)
         let patch = Reconciler.windowPatch(
-            desired: desired, acknowledged: ["current_step": 2, "live_progress": true, "end_date": 100, "start_date": 50],
+            desired: desired,
+            acknowledged: ["current_step": 2, "live_progress": true, "end_date": 100, "start_date": 50],
             now: 60)
         #expect(patch == ["live_progress": .null, "end_date": .null, "start_date": .null])
         let unchanged = Reconciler.windowPatch(
@@ -341,7 +349,8 @@ struct LifecycleTests {
         }
         let all = PingEvent(zen: "z", hookID: 1, events: ["*"], contentType: "json", repository: nil)
         #expect(engine.receive(.ping(all), at: 0) == .ping(warning: nil))
-        #expect(engine.receive(.unsupported(event: "check_run"), at: 0) == .ignored(reason: "unsupported event check_run"))
+        #expect(
+            engine.receive(.unsupported(event: "check_run"), at: 0) == .ignored(reason: "unsupported event check_run"))
     }
 
     @Test("scope: repository uses gh- + 8 hex of SHA-256 of owner/repo; workflow scope gives each workflow its own")
@@ -354,5 +363,41 @@ struct LifecycleTests {
         let lint = ActivityIdentity.forRun(repository: repository, workflow: "Lint", scope: .workflow)
         #expect(tests.slug != lint.slug)
         #expect(tests.slug.hasPrefix(byRepository.slug + "-"))
+    }
+}
+
+@Suite("Contract clamps through the whole pipeline")
+struct ClampTests {
+    let script = RunScript()
+
+    @Test("70 job groups, a 16-shard matrix and a 40-character job name pass the contract validator")
+    func extremes() throws {
+        let longName = String(repeating: "integration-suite-", count: 3).prefix(40)
+        var waves: [[RunScript.Job]] = (0..<70).map { [RunScript.Job("group-\($0)", duration: 5)] }
+        waves.append((1...16).map { RunScript.Job("shard (\($0))", duration: 10) })
+        waves.append([RunScript.Job(String(longName), duration: 10)])
+        var harness = BridgeHarness()
+        harness.play(script.deliveries(waves: waves))
+        #expect(harness.violations.isEmpty)
+        let stored = try #require(harness.stored())
+        #expect(stored.state == "ended")
+        #expect(stored.content["total_steps"] == 64)
+        #expect(stored.content["step_rows"]?.arrayValue?.count == 64)
+        #expect(stored.content["step_rows"]?.arrayValue?.allSatisfy { ($0.intValue ?? 0) <= 10 } == true)
+        #expect(stored.content["step_labels"]?.arrayValue?.last == "+9 more")
+        let labels = harness.patchContents.compactMap { $0["step_labels"]?.arrayValue }.flatMap { $0 }
+        #expect(labels.allSatisfy { ($0.stringValue?.count ?? 0) <= 32 })
+    }
+
+    @Test("a 40-character job name is cut to 32 characters with an ellipsis on the card")
+    func longJobName() throws {
+        let name = "build-and-publish-the-documentation-site"
+        #expect(name.count == 40)
+        var harness = BridgeHarness()
+        harness.play(script.deliveries(waves: [[RunScript.Job(name, duration: 10)]]))
+        #expect(harness.violations.isEmpty)
+        let label = try #require(harness.stored()?.content["step_labels"]?.arrayValue?.first?.stringValue)
+        #expect(label == String(name.prefix(31)) + "…")
+        #expect(harness.stored()?.content["state"] == "Succeeded")
     }
 }

@@ -19,7 +19,8 @@ struct StepPlannerTests {
     private func state(_ script: RunScript, _ events: [WebhookEvent]) -> RunState {
         var engine = BridgeEngine()
         for event in events { _ = engine.receive(event, at: script.start) }
-        return engine.runs[RunKey(repository: script.repository.fullName, runID: script.runID, attempt: script.attempt)]!
+        return engine.runs[
+            RunKey(repository: script.repository.fullName, runID: script.runID, attempt: script.attempt)]!
     }
 
     @Test("groups are ordered by their first job's id, not by arrival")
@@ -30,7 +31,8 @@ struct StepPlannerTests {
                 script,
                 [
                     script.job(3, "deploy", "queued", createdAt: 5), script.job(1, "build", "queued", createdAt: 1),
-                    script.job(2, "test (a)", "queued", createdAt: 3), script.job(4, "test (b)", "queued", createdAt: 3),
+                    script.job(2, "test (a)", "queued", createdAt: 3),
+                    script.job(4, "test (b)", "queued", createdAt: 3),
                 ]))
         #expect(plan.groups.map(\.name) == ["build", "test", "deploy"])
         #expect(plan.groups.map(\.rows) == [1, 2, 1])
@@ -74,7 +76,8 @@ struct StepPlannerTests {
                     id: 8, runID: script.runID, name: "docs", workflowName: "CI", status: .completed,
                     conclusion: "skipped"),
                 repository: script.repository))
-        let plan = StepPlanner.plan(for: state(script, [script.job(1, "build", "queued", createdAt: 0), checkRun, skipped]))
+        let plan = StepPlanner.plan(
+            for: state(script, [script.job(1, "build", "queued", createdAt: 0), checkRun, skipped]))
         #expect(plan.groups.map(\.name) == ["build", "docs"])
     }
 
@@ -85,16 +88,19 @@ struct StepPlannerTests {
         #expect(StepPlanner.plan(for: state(script, events)).currentStep == 0)
         events.append(script.job(2, "test", "in_progress", createdAt: 0, startedAt: 1))
         #expect(StepPlanner.plan(for: state(script, events)).currentStep == 2)
-        events.append(script.job(2, "test", "completed", createdAt: 0, startedAt: 1, completedAt: 9, conclusion: "success"))
+        events.append(
+            script.job(2, "test", "completed", createdAt: 0, startedAt: 1, completedAt: 9, conclusion: "success"))
         #expect(StepPlanner.plan(for: state(script, events)).currentStep == 1)
     }
 
     @Test("a job never moves back: a late queued or in_progress after completed changes nothing")
     func forwardOnly() {
         let script = RunScript()
-        let completed = script.job(1, "build", "completed", createdAt: 0, startedAt: 1, completedAt: 9, conclusion: "success")
+        let completed = script.job(
+            1, "build", "completed", createdAt: 0, startedAt: 1, completedAt: 9, conclusion: "success")
         let late = [
-            script.job(1, "build", "in_progress", createdAt: 0, startedAt: 1), script.job(1, "build", "queued", createdAt: 0),
+            script.job(1, "build", "in_progress", createdAt: 0, startedAt: 1),
+            script.job(1, "build", "queued", createdAt: 0),
         ]
         let record = state(script, [completed] + late).jobs[1]
         #expect(record?.status == .completed)
@@ -125,7 +131,8 @@ struct StepPlannerTests {
         history.record(summary(3, branch: "dev", conclusion: "success", build: 20))
         #expect(history.estimates(repository: "acme/widgets", workflow: "CI", excluding: 99)["build"] == 20)
         #expect(history.seed(repository: "acme/widgets", workflow: "CI", branch: "main", excluding: 99)?.key.runID == 1)
-        #expect(history.seed(repository: "acme/widgets", workflow: "CI", branch: "feature", excluding: 99)?.key.runID == 3)
+        #expect(
+            history.seed(repository: "acme/widgets", workflow: "CI", branch: "feature", excluding: 99)?.key.runID == 3)
         #expect(history.seed(repository: "acme/widgets", workflow: "Other", branch: "main", excluding: 99) == nil)
     }
 }
