@@ -22,7 +22,9 @@ public enum DurationText {
             guard let value = Int(digits) else { return nil }
             let (product, overflow) = value.multipliedReportingOverflow(by: unit)
             guard !overflow else { return nil }
-            total += product
+            let (sum, sumOverflow) = total.addingReportingOverflow(product)
+            guard !sumOverflow else { return nil }
+            total = sum
             digits = ""
             sawUnit = true
         }

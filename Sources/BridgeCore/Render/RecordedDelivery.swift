@@ -44,7 +44,9 @@ public struct RecordedDelivery: Sendable, Equatable {
 
     private static func parseLines(fileName: String, contents: Data) throws(LoadError) -> [RecordedDelivery] {
         var deliveries: [RecordedDelivery] = []
-        for (index, line) in contents.split(separator: UInt8(ascii: "\n")).enumerated()
+        // Empty lines are kept in the split so that `index + 1` is the line number an editor shows.
+        for (index, line) in contents.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            .enumerated()
         where line.contains(where: { !isWhitespace($0) }) {
             let object: [String: JSONValue]
             do {
@@ -67,6 +69,8 @@ public struct RecordedDelivery: Sendable, Equatable {
                 RecordedDelivery(
                     event: event, deliveryID: object["delivery"]?.stringValue, body: payload.canonicalData))
         }
+        // As for a bare payload: a recording with nothing in it is a mistake, not an empty run.
+        guard !deliveries.isEmpty else { throw LoadError(file: fileName, detail: "the file is empty") }
         return deliveries
     }
 
