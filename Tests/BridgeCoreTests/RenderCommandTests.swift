@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+
+@testable import BridgeCore
+
+/// The built `pushward-bridge` executable, run as a subprocess.
+private enum BridgeBinary {
+    /// SwiftPM puts the executable in the same build directory as the test's resource bundle.
+    static var url: URL {
+        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs the binary to completion. Output goes through temporary files, so a chatty stream cannot
+    /// fill a pipe and deadlock the child. Fails the test (not skips) when the binary is missing.
+    static func run(_ arguments: [String]) throws -> Result {
+        let binary = url
+        try #require(
+            FileManager.default.isExecutableFile(atPath: binary.path),
+            "no pushward-bridge executable at \(binary.path): build with `swift build --build-tests`")
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let stdoutURL = directory.url.appendingPathComponent("stdout")
+        let stderrURL = directory.url.appendingPathComponent("stderr")
+        try Data().write(to: stdoutURL)
+        try Data().write(to: stderrURL)
+        let stdout = try FileHandle(forWritingTo: stdoutURL)
+        let stderr = try FileHandle(forWritingTo: stderrURL)
+
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        process.waitUntilExit()
+        try stdout.close()
+        try stderr.close()
+        #expect(process.terminationReason == .exit, "pushward-bridge \(arguments) crashed")
+        return Result(
+            status: process.terminationStatus,
+            stdout: try Data(contentsOf: stdoutURL),
+            stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self))
+    }
+}
+
+/// A directory under the system's temporary directory, removed by `remove()`.
+private struct TemporaryDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("pushward-bridge-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        let file = url.appendingPathComponent(name)
+        try Data(text.utf8).write(to: file)
+        return file.path
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+@Suite("render command (the built binary)", .timeLimit(.minutes(1)))
+struct RenderCommandTests {
+    /// One run of attempt 10: two jobs queued and completed, then the run completed.
+    static let attempt10 = [
+        "workflow_job.queued.attempt10-pre-commit.json",
+        "workflow_job.completed.attempt10-pre-commit.json",
+        "workflow_job.queued.attempt10-test.json",
+        "workflow_job.completed.attempt10-test.json",
+        "workflow_run.completed.attempt10.json",
+    ]
+
+    static var attempt10Paths: [String] {
+        attempt10.map { Fixtures.directory.appendingPathComponent($0).path }
+    }
+
+    /// The output's lines, without the empty string after the final newline.
+    private func lines(_ result: BridgeBinary.Result) -> [String] {
+        var lines = result.stdoutText.components(separatedBy: "\n")
+        if lines.last == "" { lines.removeLast() }
+        return lines
+    }
+
+    @Test("the binary sits next to the test bundle")
+    func binaryIsBuilt() {
+        let path = BridgeBinary.url.path
+        #expect(FileManager.default.isExecutableFile(atPath: path), "missing \(path)")
+    }
+
+    @Test("render prints canonical JSON lines: POST first, the ended PATCH last")
+    func renderAttempt10() throws {
+        let result = try BridgeBinary.run(["render"] + Self.attempt10Paths)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.isEmpty)
+        #expect(result.stdoutText.hasSuffix("\n"))
+        let lines = lines(result)
+        #expect(lines.count >= 3)
+
+        var objects: [[String: JSONValue]] = []
+        for line in lines {
+            let value = try JSONValue(parsing: Data(line.utf8))
+            #expect(value.canonicalString == line, "not canonical: \(line)")
+            let object = try #require(value.objectValue, "not an object: \(line)")
+            #expect(object.keys.sorted() == ["at", "body", "method", "path"], "keys of \(line)")
+            #expect(object["at"]?.intValue != nil)
+            #expect(object["body"]?.objectValue != nil)
+            objects.append(object)
+        }
+
+        let first = try #require(objects.first)
+        #expect(first["method"] == "POST")
+        #expect(first["path"] == "/activities")
+        let slug = try #require(first["body"]?["slug"]?.stringValue)
+        #expect(slug.hasPrefix("gh-"))
+
+        let last = try #require(objects.last)
+        #expect(last["method"] == "PATCH")
+        #expect(last["path"] == .string("/activities/\(slug)"))
+        #expect(last["body"] == ["state": "ended"])
+
+        // Everything after the POST updates that activity, in time order.
+        for object in objects.dropFirst() {
+            #expect(object["method"] == "PATCH")
+            #expect(object["path"] == .string("/activities/\(slug)"))
+        }
+        let times = objects.compactMap { $0["at"]?.intValue }
+        #expect(times == times.sorted())
+        // Only the last request ends the activity.
+        #expect(objects.dropLast().allSatisfy { $0["body"] != ["state": "ended"] })
+    }
+
+    @Test("rendering the same input twice gives the same bytes")
+    func deterministic() throws {
+        let first = try BridgeBinary.run(["render"] + Self.attempt10Paths)
+        let second = try BridgeBinary.run(["render"] + Self.attempt10Paths)
+        #expect(first.status == 0)
+        #expect(second.status == 0)
+        #expect(!first.stdout.isEmpty)
+        #expect(first.stdout == second.stdout)
+    }
+
+    @Test("--config applies the activity settings")
+    func configApplies() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try directory.write(
+            "config.json", #"{"pushward": {"priority": 7, "ended_ttl": "1h"}, "activity": {"icon": "hammer"}}"#)
+        let result = try BridgeBinary.run(["render", "--config", config] + Self.attempt10Paths)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = lines(result)
+        let post = try JSONValue(parsing: Data(try #require(lines.first).utf8))
+        #expect(post["body"]?["priority"] == 7)
+        #expect(post["body"]?["ended_ttl"] == 3_600)
+        let frame = try JSONValue(parsing: Data(try #require(lines.dropFirst().first).utf8))
+        #expect(frame["body"]?["content"]?["icon"] == "hammer")
+    }
+
+    @Test("--config with a filter that rejects the repository renders nothing")
+    func configFilters() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try directory.write("config.json", #"{"filters": {"repositories": {"exclude": ["foo/*"]}}}"#)
+        let result = try BridgeBinary.run(["render", "--config=\(config)"] + Self.attempt10Paths)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("a missing file exits 1 and names the file on stderr")
+    func missingFile() throws {
+        let missing = "/nonexistent-\(UUID().uuidString)/workflow_job.queued.json"
+        let result = try BridgeBinary.run(["render", Self.attempt10Paths[0], missing])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(missing))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("a recording that cannot be loaded exits 1 and names the file and line")
+    func badRecording() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let recording = try directory.write(
+            "run.jsonl", #"{"event": "ping", "payload": {}}"# + "\n" + #"{"event": "ping"}"# + "\n")
+        let result = try BridgeBinary.run(["render", recording])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(recording): line 2"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("render without files is a usage error")
+    func noFiles() throws {
+        let result = try BridgeBinary.run(["render"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("render needs at least one FILE"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("an unknown option is a usage error")
+    func unknownOption() throws {
+        let result = try BridgeBinary.run(["render", "--frobnicate", Self.attempt10Paths[0]])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--frobnicate"))
+    }
+
+    @Test("an unknown command is a usage error", arguments: [["frobnicate"], [], ["--config"]])
+    func unknownCommand(arguments: [String]) throws {
+        let result = try BridgeBinary.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("Usage: pushward-bridge"))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("a configuration with an unknown key exits 78 and names the key")
+    func badConfiguration() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try directory.write("bad.json", #"{"pushward": {"priority": 2, "endedttl": "5m"}}"#)
+        let result = try BridgeBinary.run(["render", "--config", config] + Self.attempt10Paths)
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("pushward.endedttl"))
+        #expect(result.stderr.contains(config))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test("a configuration file that cannot be read exits 78")
+    func unreadableConfiguration() throws {
+        let missing = "/nonexistent-\(UUID().uuidString)/config.json"
+        let result = try BridgeBinary.run(["render", "--config", missing] + Self.attempt10Paths)
+        #expect(result.status == 78)
+        #expect(result.stderr.contains(missing))
+    }
+
+    @Test("version exits 0 and prints the version")
+    func version() throws {
+        let result = try BridgeBinary.run(["version"])
+        #expect(result.status == 0)
+        #expect(result.stdoutText.hasPrefix("pushward-bridge "))
+        #expect(result.stdoutText.hasSuffix("\n"))
+        #expect(result.stderr.isEmpty)
+    }
+}
