@@ -1,5 +1,5 @@
 /// Which card a run draws on: its slug and the activity's name.
-public struct ActivityIdentity: Sendable, Hashable {
+public struct ActivityIdentity: Sendable, Hashable, Codable {
     public var slug: String
     public var name: String
 

@@ -3,8 +3,8 @@
 ///
 /// `acknowledged` is promoted only after a 2xx, so after any failure or restart the next request
 /// is computed against what the server really holds.
-public struct ActivitySession: Sendable, Equatable {
-    public enum Phase: String, Sendable, Equatable {
+public struct ActivitySession: Sendable, Equatable, Codable {
+    public enum Phase: String, Sendable, Equatable, Codable {
         /// The owner changed: `POST /activities` first (upsert; a new activity starts ended).
         case needsCreate
         /// Created: the first PATCH sets every field the bridge uses and nulls the rest.

@@ -1,5 +1,5 @@
 /// What one run's card should show now, as the core computes it from the run's state.
-public struct DesiredActivity: Sendable, Equatable {
+public struct DesiredActivity: Sendable, Equatable, Codable {
     /// The run drawing the card.
     public var run: RunKey
     /// The steps-template content, without the live-window fields (`live_progress`,

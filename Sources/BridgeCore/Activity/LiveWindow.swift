@@ -2,7 +2,7 @@
 ///
 /// It holds facts, not a duration: the remaining time is worked out when the request is actually
 /// sent (`remaining(at:)`), so an update delayed by throttling or an outage still ends on time.
-public struct LiveWindow: Sendable, Equatable {
+public struct LiveWindow: Sendable, Equatable, Codable {
     /// iOS counts down only windows worth it; below this there is nothing to animate.
     public static let minimumRemaining: Double = 5
     /// No estimate is trusted beyond this.

@@ -4,7 +4,7 @@
 /// `PushWardActivityModel` after each 2xx), so it can diff the next frame against what is really
 /// stored — merge-patch carries every field forward, including ones a previous run left behind.
 /// The tests' fake server keeps the same value, so both sides agree on the rules.
-public struct StoredActivity: Sendable, Equatable {
+public struct StoredActivity: Sendable, Equatable, Codable {
     /// `"ongoing"` or `"ended"`. A freshly created activity is `"ended"`: the first
     /// `ended → ongoing` PATCH is what starts the Live Activity on the phones.
     public var state: String

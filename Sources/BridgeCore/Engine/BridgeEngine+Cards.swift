@@ -2,22 +2,21 @@ extension BridgeEngine {
     /// The run that should hold each card: the newest run on the slug that still needs it. A run
     /// that finishes while another holds the card is done with it; when the holder ends, the newest
     /// run still in progress takes the card over.
-    mutating func reassignCards() {
-        for slug in Set(slugs.values).sorted() {
+    mutating func reassignCards(_ slugsToCheck: String...) {
+        for slug in slugsToCheck {
             let owner = sessions[slug]?.owner
+            let drawing = runsBySlug[slug] ?? []
             // A run that finished while another one held the card has nothing left to show.
             if let owner, !released.contains(owner) {
-                for (key, candidate) in slugs where candidate == slug && key != owner && runs[key]?.completion != nil {
+                for key in drawing where key != owner && runs[key]?.completion != nil && !released.contains(key) {
                     released.insert(key)
+                    changes.runs.insert(key)
                 }
             }
-            let newest = slugs.filter { $0.value == slug && !released.contains($0.key) }.keys
-                .compactMap { runs[$0] }
-                .max {
-                    ($0.attemptStartedAt, $0.key.runID, $0.key.attempt) < (
-                        $1.attemptStartedAt, $1.key.runID, $1.key.attempt
-                    )
-                }
+            let newest = drawing.filter { !released.contains($0) }.compactMap { runs[$0] }.max { lhs, rhs in
+                (lhs.attemptStartedAt, lhs.key.runID, lhs.key.attempt)
+                    < (rhs.attemptStartedAt, rhs.key.runID, rhs.key.attempt)
+            }
             guard let newest, newest.key != owner else { continue }
             let identity = ActivityIdentity.forRun(
                 repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
@@ -26,6 +25,7 @@ extension BridgeEngine {
             session.assign(to: newest.key)
             sessions[slug] = session
             progressFloors[slug] = nil
+            changes.slugs.insert(slug)
         }
     }
 
@@ -69,9 +69,11 @@ extension BridgeEngine {
         guard let session = sessions[slug], session.owner == planned.run else { return }
         let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
         sessions[slug] = updated
+        changes.slugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {
             released.insert(owner)
-            reassignCards()
+            changes.runs.insert(owner)
+            reassignCards(slug)
         }
     }
 
@@ -86,6 +88,10 @@ extension BridgeEngine {
             value = max(value, floor.progress)
         }
         desired.content["progress"] = .number(value)
-        progressFloors[slug] = ProgressFloor(run: desired.run, step: floorStep, progress: value)
+        let floor = ProgressFloor(run: desired.run, step: floorStep, progress: value)
+        if progressFloors[slug] != floor {
+            progressFloors[slug] = floor
+            changes.slugs.insert(slug)
+        }
     }
 }

@@ -7,9 +7,10 @@ extension BridgeEngine {
             else { continue }
             runs[key]?.completion = RunCompletion(
                 conclusion: Self.inferredConclusion(StepPlanner.plan(for: state)), recognizedAt: due, source: .inferred)
+            changes.runs.insert(key)
             recordHistory(for: key)
+            if let slug = slugs[key] { reassignCards(slug) }
         }
-        reassignCards()
     }
 
     /// The earliest time after `now` at which something is due: a completion by grace, an end

@@ -13,7 +13,12 @@ public struct BridgeEngine: Sendable {
     public internal(set) var released: Set<RunKey> = []
     /// Per slug, the floor under `progress` for the current owner, so the bar never moves back
     /// within an attempt (new `needs:` jobs raise the job count mid-run).
-    var progressFloors: [String: ProgressFloor] = [:]
+    public internal(set) var progressFloors: [String: ProgressFloor] = [:]
+    /// The runs drawing on each slug (an index of `slugs`, so ownership is decided per card, not
+    /// by scanning every run).
+    var runsBySlug: [String: Set<RunKey>] = [:]
+    /// What changed since the last `takeChanges()`: the rows the daemon must write.
+    public internal(set) var changes = EngineChanges()
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
@@ -90,15 +95,51 @@ public struct BridgeEngine: Sendable {
         var state = runs[key] ?? newRun(key, repository: repository, at: now)
         if change(&state) { state.lastChangeAt = now }
         resolveHistory(&state)
+        if state != runs[key] { changes.runs.insert(key) }
         runs[key] = state
+        let slug =
+            slugs[key]
+            ?? ActivityIdentity.forRun(repository: repository, workflow: state.workflowName, scope: settings.scope).slug
         if slugs[key] == nil {
-            slugs[key] =
-                ActivityIdentity.forRun(
-                    repository: repository, workflow: state.workflowName, scope: settings.scope
-                ).slug
+            slugs[key] = slug
+            runsBySlug[slug, default: []].insert(key)
         }
         if state.completion != nil { recordHistory(for: key) }
-        reassignCards()
+        reassignCards(slug)
+    }
+
+    /// Puts back a run read from storage.
+    public mutating func restore(run state: RunState, slug: String, released isReleased: Bool) {
+        runs[state.key] = state
+        slugs[state.key] = slug
+        runsBySlug[slug, default: []].insert(state.key)
+        if isReleased { released.insert(state.key) }
+    }
+
+    /// Puts back a card read from storage.
+    public mutating func restore(session: ActivitySession, floor: ProgressFloor?) {
+        sessions[session.identity.slug] = session
+        progressFloors[session.identity.slug] = floor
+    }
+
+    /// Hands over what changed since the last call, and starts counting afresh.
+    public mutating func takeChanges() -> EngineChanges {
+        defer { changes = EngineChanges() }
+        return changes
+    }
+
+    /// Forgets runs that are done with their card and finished before `cutoff`: their history
+    /// stays, and storage keeps them for maintainers; the engine needs them no more.
+    public mutating func forget(finishedBefore cutoff: UnixTime) {
+        for (key, state) in runs {
+            guard released.contains(key), let completion = state.completion, completion.recognizedAt < cutoff,
+                let slug = slugs[key], sessions[slug]?.owner != key
+            else { continue }
+            runs[key] = nil
+            slugs[key] = nil
+            runsBySlug[slug]?.remove(key)
+            released.remove(key)
+        }
     }
 
     private func newRun(_ key: RunKey, repository: Repository, at now: UnixTime) -> RunState {
@@ -139,6 +180,7 @@ public struct BridgeEngine: Sendable {
             return
         }
         let groups = StepPlanner.plan(for: state).groups.filter { $0.origin != .seeded }
+        changes.history.insert(key)
         history.record(
             RunSummary(
                 key: key, workflow: workflow, branch: state.headBranch, conclusion: completion.conclusion,
@@ -153,8 +195,19 @@ public struct BridgeEngine: Sendable {
 
 /// The lowest `progress` the card may show: per step with weights (each step fills from 0), for
 /// the whole run without.
-struct ProgressFloor: Sendable, Equatable {
-    var run: RunKey
-    var step: Int
-    var progress: Double
+public struct ProgressFloor: Sendable, Equatable, Codable {
+    public var run: RunKey
+    public var step: Int
+    public var progress: Double
+}
+
+/// The runs, cards and history entries an engine step touched: the rows the daemon writes.
+public struct EngineChanges: Sendable, Equatable {
+    public var runs: Set<RunKey> = []
+    public var slugs: Set<String> = []
+    public var history: Set<RunKey> = []
+
+    public init() {}
+
+    public var isEmpty: Bool { runs.isEmpty && slugs.isEmpty && history.isEmpty }
 }

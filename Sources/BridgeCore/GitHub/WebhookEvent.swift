@@ -61,7 +61,7 @@ public struct PingEvent: Sendable, Equatable {
     }
 }
 
-public struct Repository: Sendable, Hashable {
+public struct Repository: Sendable, Hashable, Codable {
     /// `owner/name`.
     public var fullName: String
     /// `https://github.com/owner/name`; nil in some legacy payloads.

@@ -46,7 +46,7 @@ public struct WorkflowJob: Sendable, Equatable {
 
 /// `workflow_job.status`, ranked so that a job only ever moves forward:
 /// `queued`/`waiting` → `in_progress` → `completed`.
-public enum JobStatus: String, Sendable, Hashable, Comparable {
+public enum JobStatus: String, Sendable, Hashable, Comparable, Codable {
     case queued
     case waiting
     case inProgress = "in_progress"

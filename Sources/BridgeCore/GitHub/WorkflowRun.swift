@@ -1,5 +1,5 @@
 /// The fields of a `workflow_run` object the bridge uses. Optional where recorded payloads lack them.
-public struct WorkflowRun: Sendable, Equatable {
+public struct WorkflowRun: Sendable, Equatable, Codable {
     public var id: Int
     /// 1 when the payload does not say (payloads from before re-runs existed).
     public var runAttempt: Int
@@ -49,7 +49,7 @@ public struct WorkflowRun: Sendable, Equatable {
 }
 
 /// `workflow_run.status`, ranked so that a run only ever moves forward.
-public enum RunStatus: String, Sendable, Hashable, Comparable {
+public enum RunStatus: String, Sendable, Hashable, Comparable, Codable {
     case requested, queued, waiting, pending
     case inProgress = "in_progress"
     case completed
@@ -67,7 +67,7 @@ public enum RunStatus: String, Sendable, Hashable, Comparable {
 }
 
 /// A pull request a run belongs to (`pull_requests[]`).
-public struct PullRequestReference: Sendable, Hashable {
+public struct PullRequestReference: Sendable, Hashable, Codable {
     public var number: Int
     /// The web page of the pull request, when it can be built from the payload.
     public var htmlURL: String?

@@ -4,7 +4,7 @@
 /// snapshot: `merged(with:)` keeps whichever of two snapshots ranks higher in a total order
 /// (status first, then timestamps). Because it is a maximum over a total order, merging the same
 /// snapshots in any order, with any duplicates, ends in the same record.
-public struct JobRecord: Sendable, Equatable {
+public struct JobRecord: Sendable, Equatable, Codable {
     public var id: Int
     public var name: String
     public var status: JobStatus

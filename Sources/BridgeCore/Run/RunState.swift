@@ -5,7 +5,7 @@
 /// snapshot, the furthest-along snapshot of each job, metadata from the earliest job. So the same
 /// deliveries in any order, with any duplicates, give the same state. The bookkeeping times
 /// (`firstSeenAt`, `lastChangeAt`, `completion.recognizedAt`) are arrival facts and drive timers only.
-public struct RunState: Sendable, Equatable {
+public struct RunState: Sendable, Equatable, Codable {
     public var key: RunKey
     public var repository: Repository
     /// The furthest-along `workflow_run` snapshot of this attempt; nil until one arrives.
@@ -121,7 +121,7 @@ public struct RunState: Sendable, Equatable {
 }
 
 /// Workflow name, branch and commit from a job payload (which may lack all three).
-public struct JobMetadata: Sendable, Equatable {
+public struct JobMetadata: Sendable, Equatable, Codable {
     public var sourceJobID: Int
     public var workflowName: String?
     public var headBranch: String?
@@ -129,8 +129,8 @@ public struct JobMetadata: Sendable, Equatable {
 }
 
 /// How and when the bridge learned that a run is over.
-public struct RunCompletion: Sendable, Equatable {
-    public enum Source: String, Sendable {
+public struct RunCompletion: Sendable, Equatable, Codable {
+    public enum Source: String, Sendable, Codable {
         /// The run's `completed` delivery (or a `requested` one that is already complete).
         case runEvent
         /// Every job finished and nothing arrived for the grace period: the `completed` delivery
@@ -150,7 +150,7 @@ public struct RunCompletion: Sendable, Equatable {
 }
 
 /// A step of the previous attempt, carried into a re-run.
-public struct InheritedGroup: Sendable, Equatable {
+public struct InheritedGroup: Sendable, Equatable, Codable {
     public var name: String
     /// The id of the group's first job in the earlier attempt: keeps the step where it was.
     public var orderKey: Int
