@@ -5,7 +5,7 @@
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
-DEB_PACKAGES := libsqlite3-dev libssl-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev
 SAMPLE_RUN  := examples/sample-run.jsonl
 
 .PHONY: all deps build release run test format lint bench clean

@@ -12,10 +12,32 @@ let package = Package(
         .target(name: "BridgeCore"),
         // Test doubles and the contract validator, shared by every test target.
         .target(name: "BridgeTestSupport", dependencies: ["BridgeCore"]),
-        .executableTarget(name: "pushward-bridge", dependencies: ["BridgeCore"]),
+        // libsqlite3 through a system-library target: module.modulemap + shim.h.
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // SQLite: connection, migrations, the store actor.
+        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite"]),
+        // libmicrohttpd (HTTP server) and libcrypto (HMAC-SHA256): module.modulemap + shim.h each.
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        // The libmicrohttpd wrapper, request limits and the webhook signature check.
+        .target(name: "WebhookServer", dependencies: ["BridgeCore", "CMicroHTTPD", "COpenSSL"]),
+        // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
+        .target(name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer"]),
+        .executableTarget(name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
+        .testTarget(
+            name: "BridgeDaemonTests",
+            dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "WebhookServerTests",
+            dependencies: ["WebhookServer", "BridgeTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

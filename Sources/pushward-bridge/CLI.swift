@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeDaemon
 import Foundation
 
 /// What every command shares: messages on stderr, usage errors, configuration loading.
@@ -9,6 +10,13 @@ enum CLI {
         Usage: pushward-bridge <command> [options]
 
         Commands:
+          serve [--config PATH]            run the daemon
+          check-config [--config PATH]     validate the configuration, print it with secrets masked
+          runs list [--repo R] [--limit N] [--json]
+                                           recent runs, their card, status and last push
+          runs show RUN_ID [--json]        one run: jobs, steps, desired vs acknowledged, pushes
+          deliveries list [--limit N] [--json]
+          deliveries show ID [--json]      what arrived and what became of it
           render FILE... [--config PATH]   print the PushWard requests recorded deliveries would make
           version                          print the version
 
@@ -39,11 +47,25 @@ enum CLI {
         }
     }
 
+    /// The configuration `serve` would run with: file (or the default paths), environment, secrets.
+    static func effectiveConfiguration(path: String?) -> Result<BridgeConfiguration, ExitCode> {
+        do throws(ConfigurationError) {
+            return .success(try ConfigurationLoader.load(path: path))
+        } catch {
+            self.error("configuration: \(error.description)")
+            return .failure(.configuration)
+        }
+    }
+
     static func run(_ arguments: [String]) -> ExitCode {
         guard let command = arguments.first else { return usage("no command given", help: help) }
         let rest = Array(arguments.dropFirst())
         switch command {
         case "render": return RenderCommand.run(rest)
+        case "serve": return ServeCommand.run(rest)
+        case "check-config": return CheckConfigCommand.run(rest)
+        case "runs": return RunsCommand.run(rest)
+        case "deliveries": return DeliveriesCommand.run(rest)
         case "version", "--version":
             print("pushward-bridge \(version)")
             return .success

@@ -18,7 +18,7 @@ public struct BridgeEngine: Sendable {
     /// by scanning every run).
     var runsBySlug: [String: Set<RunKey>] = [:]
     /// What changed since the last `takeChanges()`: the rows the daemon must write.
-    public internal(set) var changes = EngineChanges()
+    public var changes = EngineChanges()
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),

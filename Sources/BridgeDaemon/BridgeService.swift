@@ -1,0 +1,216 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// The one owner of the database and of the core's state. Each delivery is one transaction:
+/// the delivery row, the run it moved and the card's desired content commit together, and only
+/// then does GitHub get its 2xx. Runs on its own dispatch queue, since SQLite calls block.
+public actor BridgeService {
+    private let executor: DispatchQueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private let database: BridgeDatabase
+    private var engine: BridgeEngine
+    private let configuration: BridgeConfiguration
+    private let logger: Logger
+    /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
+    public nonisolated let wakeups = WakeupSignal()
+
+    public init(database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger) {
+        self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
+        self.database = database
+        self.engine = engine
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Records and applies one verified delivery; the answer says what GitHub should be told.
+    public func ingest(_ delivery: IncomingDelivery) -> IngestResult {
+        let metadata: [String: JSONValue] = [
+            "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
+        ]
+        let before = engine
+        do {
+            let result = try database.connection.transaction { () throws -> IngestResult in
+                if try database.hasDelivery(delivery.id) {
+                    try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
+                    return IngestResult(
+                        status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
+                }
+                return try apply(delivery, metadata: metadata)
+            }
+            if result.status == 202 { wakeups.signal() }
+            return result
+        } catch {
+            engine = before
+            logger.error(
+                "could not commit a delivery; GitHub is told 503 and can redeliver it",
+                metadata.merging(["error": .string("\(error)")]) { $1 })
+            return IngestResult(
+                status: 503,
+                body: ["error": "store_unavailable", "detail": "the delivery could not be stored; redeliver it later"])
+        }
+    }
+
+    /// Decodes and applies a delivery inside the caller's transaction.
+    private func apply(_ delivery: IncomingDelivery, metadata: [String: JSONValue]) throws -> IngestResult {
+        var record = DeliveryRecord(
+            id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
+            receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil, outcome: .applied,
+            reason: nil, contentType: delivery.contentType, payload: delivery.body, payloadBytes: delivery.body.count)
+        let event: WebhookEvent
+        do {
+            event = try WebhookDecoder.decode(
+                event: delivery.event, body: delivery.body, contentType: delivery.contentType)
+        } catch {
+            record.outcome = .rejected
+            record.reason = error.description
+            try database.insert(record)
+            logger.warning(
+                "rejected a malformed delivery", metadata.merging(["reason": .string(error.description)]) { $1 })
+            return IngestResult(
+                status: 400,
+                body: [
+                    "error": "malformed_payload", "detail": .string(error.description),
+                    "delivery": .string(delivery.id),
+                ])
+        }
+        describe(event, into: &record)
+        let outcome = engine.receive(event, at: delivery.receivedAt)
+        switch outcome {
+        case .applied(let key):
+            try database.insert(record)
+            try database.save(engine, changes: engine.takeChanges(), at: delivery.receivedAt)
+            logger.debug(
+                "applied a delivery",
+                metadata.merging([
+                    "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
+                    "run.attempt": .number(Double(key.attempt)),
+                ]) { $1 })
+            return IngestResult(
+                status: 202,
+                body: [
+                    "status": "accepted", "delivery": .string(delivery.id), "repository": .string(key.repository),
+                    "run_id": .number(Double(key.runID)), "run_attempt": .number(Double(key.attempt)),
+                ])
+        case .ignored(let reason):
+            record.outcome = .ignored
+            record.reason = reason
+            try database.insert(record)
+            try database.save(engine, changes: engine.takeChanges(), at: delivery.receivedAt)
+            logger.info("ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 })
+            return IngestResult(
+                status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
+        case .ping(let warning):
+            record.outcome = .ignored
+            record.reason = warning.map { "ping: \($0)" } ?? "ping"
+            try database.insert(record)
+            if let warning {
+                logger.warning(
+                    "the webhook is missing events the bridge needs",
+                    metadata.merging(["warning": .string(warning)]) { $1 })
+            } else {
+                logger.info("ping received: the webhook sends what the bridge needs", metadata)
+            }
+            var body: [String: JSONValue] = ["status": "pong", "delivery": .string(delivery.id)]
+            if let warning { body["warning"] = .string(warning) }
+            return IngestResult(status: 200, body: .object(body))
+        }
+    }
+
+    private func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
+        switch event {
+        case .workflowRun(let delivery):
+            record.action = delivery.action
+            record.repository = delivery.repository.fullName
+            record.runID = delivery.run.id
+            record.runAttempt = delivery.run.runAttempt
+        case .workflowJob(let delivery):
+            record.action = delivery.action
+            record.repository = delivery.repository.fullName
+            record.runID = delivery.job.runID
+            record.runAttempt = delivery.job.runAttempt
+        case .ping(let ping):
+            record.repository = ping.repository?.fullName
+        case .unsupported:
+            break
+        }
+    }
+
+    // MARK: Dispatching
+
+    /// Moves time on (completions by grace) and returns every request due now, one per card.
+    public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
+        engine.advance(to: now)
+        var due: [PlannedRequest] = []
+        for slug in engine.sessions.keys.sorted() {
+            if case .send(let planned) = engine.decide(slug: slug, at: now) { due.append(planned) }
+        }
+        persistChanges(at: now)
+        return due
+    }
+
+    /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
+    public func nextWakeup(after now: UnixTime) -> UnixTime? {
+        let wakeup = engine.nextWakeup(after: now)
+        persistChanges(at: now)
+        return wakeup
+    }
+
+    /// Records what became of a request: a 2xx moves the card on; anything else leaves the
+    /// acknowledged content as it was, so the next attempt is computed against what PushWard holds.
+    public func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
+        if let status, (200..<300).contains(status) { engine.acknowledge(planned, at: now) }
+        do {
+            try database.connection.transaction {
+                try database.insert(
+                    PushRecord(
+                        slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
+                        method: planned.request.method.rawValue, path: planned.request.path,
+                        body: planned.request.body.canonicalString, sentAt: now, status: status, outcome: outcome,
+                        detail: detail))
+                try database.save(engine, changes: engine.takeChanges(), at: now)
+            }
+        } catch {
+            logger.error(
+                "could not record a push; the card is written again with the next change",
+                ["activity.slug": .string(planned.request.slug), "error": .string("\(error)")])
+        }
+    }
+
+    private func persistChanges(at now: UnixTime) {
+        let changes = engine.takeChanges()
+        guard !changes.isEmpty else { return }
+        do {
+            try database.connection.transaction { try database.save(engine, changes: changes, at: now) }
+        } catch {
+            engine.changes = changes
+            logger.error("could not save timer changes; retrying on the next tick", ["error": .string("\(error)")])
+        }
+    }
+
+    // MARK: Housekeeping
+
+    /// True when the database takes a write: what `/readyz` reports.
+    public func isReady() -> Bool {
+        do {
+            try database.connection.execute("BEGIN IMMEDIATE; ROLLBACK;")
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Drops raw payloads past retention and forgets runs long finished, in small batches so
+    /// ingress never waits long behind it.
+    public func pruneRetention(at now: UnixTime) {
+        do {
+            let pruned = try database.prunePayloads(
+                receivedBefore: now - Double(configuration.payloadRetention), limit: 500)
+            if pruned > 0 { logger.info("dropped payloads past retention", ["count": .number(Double(pruned))]) }
+            engine.forget(finishedBefore: now - 7 * 86_400)
+        } catch {
+            logger.warning("retention pruning failed; it runs again later", ["error": .string("\(error)")])
+        }
+    }
+}

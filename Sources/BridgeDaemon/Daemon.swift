@@ -1,0 +1,99 @@
+import BridgeCore
+import BridgeStore
+import Dispatch
+import Foundation
+import WebhookServer
+
+/// `serve`: opens the database, restores the core's state, listens for webhooks, dispatches, and
+/// stops in order on SIGTERM/SIGINT (stop intake, let in-flight work finish, close).
+public final class Daemon: @unchecked Sendable {
+    public let configuration: BridgeConfiguration
+    public let logger: Logger
+    public let counters = IngressCounters()
+    private let service: BridgeService
+    private let server: HTTPServer
+    private var tasks: [Task<Void, Never>] = []
+
+    /// Everything that can fail at start fails here, with a message naming what to fix.
+    public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
+        self.configuration = configuration
+        self.logger = logger
+        let databaseURL = URL(fileURLWithPath: configuration.database)
+        try FileManager.default.createDirectory(
+            at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let database = try BridgeDatabase(path: configuration.database)
+        let now = Date().timeIntervalSince1970
+        let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
+        service = BridgeService(database: database, engine: engine, configuration: configuration, logger: logger)
+        let ingress = WebhookIngress(
+            secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
+        var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
+        serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
+        let dryRun = configuration.apiKey == nil
+        let dispatcher = Dispatcher(
+            service: service, transport: transport ?? DryRunTransport(), logger: logger)
+        tasks.append(Task { await dispatcher.run() })
+        let service = service
+        let retentionLogger = logger
+        tasks.append(
+            Task {
+                while !Task.isCancelled {
+                    await service.pruneRetention(at: Date().timeIntervalSince1970)
+                    try? await Task.sleep(for: .seconds(600))
+                }
+                _ = retentionLogger
+            })
+        logger.notice(
+            "listening for GitHub webhooks",
+            [
+                "http.listen": .string(configuration.listen), "http.port": .number(Double(server.port)),
+                "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
+            ])
+        if dryRun {
+            logger.warning(
+                "no PushWard API key: dry-run mode, everything is computed and recorded, nothing is sent",
+                ["pushward.url": .string(configuration.pushwardURL)])
+        }
+    }
+
+    /// The bound webhook port (useful when `listen` asked for port 0).
+    public var port: Int { server.port }
+
+    /// Stops intake, then the background work, within `deadline` seconds.
+    public func stop(deadline: Double = 10) {
+        server.stop()
+        for task in tasks { task.cancel() }
+        // The dispatcher sleeps on this signal, not on a cancellable sleep: wake it to see the cancel.
+        service.wakeups.signal()
+        let finished = DispatchSemaphore(value: 0)
+        let tasks = tasks
+        Task {
+            for task in tasks { await task.value }
+            finished.signal()
+        }
+        if finished.wait(timeout: .now() + deadline) == .timedOut {
+            logger.warning("background work did not finish before the shutdown deadline", [:])
+        }
+        logger.notice("stopped", [:])
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops; returns the process exit code.
+    public func runUntilSignalled() -> Int32 {
+        let stopRequested = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { stopRequested.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stopRequested.wait()
+        logger.notice("shutting down", [:])
+        stop()
+        sources.forEach { $0.cancel() }
+        return 0
+    }
+}

@@ -1,0 +1,23 @@
+import Dispatch
+
+/// A serial executor backed by a `DispatchQueue`, so an actor that makes blocking SQLite calls
+/// runs them on its own thread instead of Swift's small cooperative pool (which has 2 threads on
+/// this kind of machine: one blocked commit would stall every task). `DispatchSerialQueue` does not
+/// exist on Linux, hence this.
+public final class DispatchQueueExecutor: SerialExecutor {
+    public let queue: DispatchQueue
+
+    public init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+}

@@ -1,0 +1,83 @@
+import BridgeCore
+import Foundation
+
+/// Structured logs: one JSON object per line on stderr (journald keeps it as is), a constant
+/// message and dotted metadata keys (`github.delivery`, `run.id`, `activity.slug`).
+///
+/// Libraries take a logger; only the executable builds one. Secrets and payload bodies are never
+/// passed to it.
+public struct Logger: Sendable {
+    public enum Level: String, Sendable, Comparable, CaseIterable {
+        case debug, info, notice, warning, error
+
+        var rank: Int { Self.allCases.firstIndex(of: self) ?? 0 }
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
+    }
+
+    /// Where lines go; the default writes to stderr. Tests capture lines with their own sink.
+    public typealias Sink = @Sendable (String) -> Void
+
+    public var label: String
+    public var minimumLevel: Level
+    private let sink: Sink
+    private let clock: @Sendable () -> Date
+
+    public init(
+        label: String, minimumLevel: Level = .info, sink: @escaping Sink = Logger.standardError,
+        clock: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.label = label
+        self.minimumLevel = minimumLevel
+        self.sink = sink
+        self.clock = clock
+    }
+
+    public static let standardError: Sink = { line in
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    public func log(_ level: Level, _ message: StaticString, _ metadata: [String: JSONValue] = [:]) {
+        guard level >= minimumLevel else { return }
+        var object = metadata
+        object["ts"] = .string(Self.timestamp(clock()))
+        object["level"] = .string(level.rawValue)
+        object["logger"] = .string(label)
+        object["msg"] = .string("\(message)")
+        sink(JSONValue.object(object).canonicalString)
+    }
+
+    public func debug(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) { log(.debug, message, metadata) }
+    public func info(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) { log(.info, message, metadata) }
+    public func notice(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) {
+        log(.notice, message, metadata)
+    }
+    public func warning(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) {
+        log(.warning, message, metadata)
+    }
+    public func error(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) { log(.error, message, metadata) }
+
+    /// RFC 3339 in UTC with milliseconds, without a formatter (they are not cheap, nor Sendable).
+    public static func timestamp(_ date: Date) -> String {
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let seconds = milliseconds / 1000
+        let days = Int(seconds / 86_400)
+        let secondOfDay = Int(seconds % 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60,
+            secondOfDay % 60, Int(milliseconds % 1000))
+    }
+
+    /// Howard Hinnant's civil-from-days.
+    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPrime = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
+        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}

@@ -1,0 +1,122 @@
+import BridgeCore
+import Foundation
+import WebhookServer
+
+/// The webhook listener's routes: `POST /webhook`, `GET /healthz`, `GET /readyz`, nothing else.
+///
+/// It runs on libmicrohttpd's threads and may block there while the service commits: the thread
+/// pool bounds how many deliveries wait at once, and none ever waits on PushWard.
+public struct WebhookIngress: Sendable {
+    public var secrets: [String]
+    public var service: BridgeService
+    public var counters: IngressCounters
+    public var logger: Logger
+    public var clock: @Sendable () -> UnixTime
+
+    public init(
+        secrets: [String], service: BridgeService, counters: IngressCounters, logger: Logger,
+        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
+    ) {
+        self.secrets = secrets
+        self.service = service
+        self.counters = counters
+        self.logger = logger
+        self.clock = clock
+    }
+
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch request.path {
+        case "/webhook":
+            guard request.method == "POST" else { return methodNotAllowed(allow: "POST") }
+            return webhook(request)
+        case "/healthz":
+            guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(allow: "GET") }
+            return .json(200, ["status": "ok"])
+        case "/readyz":
+            guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(allow: "GET") }
+            let service = service
+            let ready = Self.blocking { await service.isReady() }
+            return ready
+                ? .json(200, ["status": "ready"])
+                : .json(503, ["status": "not_ready", "detail": "the database does not take writes"])
+        default:
+            return .json(
+                404, ["error": "not_found", "detail": "this listener serves POST /webhook, /healthz, /readyz"])
+        }
+    }
+
+    private func methodNotAllowed(allow: String) -> HTTPResponse {
+        var response = HTTPResponse.json(405, ["error": "method_not_allowed", "allow": .string(allow)])
+        response.headers.append(("Allow", allow))
+        return response
+    }
+
+    private func webhook(_ request: HTTPRequest) -> HTTPResponse {
+        let deliveryID = request.header("x-github-delivery") ?? ""
+        let event = request.header("x-github-event") ?? ""
+        var metadata: [String: JSONValue] = ["github.delivery": .string(deliveryID), "github.event": .string(event)]
+        if let remote = request.remoteAddress { metadata["http.remote"] = .string(remote) }
+
+        let mediaType = request.header("content-type")?.split(separator: ";").first
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        guard let mediaType, ["application/json", "application/x-www-form-urlencoded"].contains(mediaType) else {
+            counters.add("unsupported_media_type")
+            logger.warning("refused a delivery with an unsupported content type", metadata)
+            return .json(
+                415,
+                [
+                    "error": "unsupported_media_type",
+                    "detail": "send application/json or application/x-www-form-urlencoded (the hook's content type)",
+                ])
+        }
+        // The signature is checked before anything else reads the body: an unverified body is
+        // never parsed, stored or logged.
+        switch WebhookSignature.check(
+            body: request.body, header: request.header("x-hub-signature-256"), secrets: secrets)
+        {
+        case .valid:
+            break
+        case .missing, .malformed, .mismatch:
+            counters.add("signature_failures")
+            logger.warning("refused a delivery whose signature does not verify", metadata)
+            return .json(
+                401,
+                [
+                    "error": "invalid_signature",
+                    "detail": "X-Hub-Signature-256 is missing or does not match any configured webhook secret",
+                ])
+        }
+        guard !event.isEmpty, !deliveryID.isEmpty else {
+            counters.add("bad_request")
+            logger.warning("refused a delivery without X-GitHub-Event or X-GitHub-Delivery", metadata)
+            return .json(
+                400, ["error": "missing_header", "detail": "X-GitHub-Event and X-GitHub-Delivery are required"])
+        }
+        let delivery = IncomingDelivery(
+            id: deliveryID, event: event, hookID: request.header("x-github-hook-id"), contentType: mediaType,
+            body: request.body, receivedAt: clock())
+        let service = service
+        let result = Self.blocking { await service.ingest(delivery) }
+        counters.add("status_\(result.status)")
+        return .json(result.status, result.body)
+    }
+
+    /// Runs async work to completion from a thread that is not part of Swift's pool (libmicrohttpd's).
+    static func blocking<T: Sendable>(_ operation: @escaping @Sendable () async -> T) -> T {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ResultBox<T>()
+        Task {
+            box.value = await operation()
+            semaphore.signal()
+        }
+        semaphore.wait()
+        // The task stored the value before it signalled.
+        return box.value!
+    }
+}
+
+/// Carries a value out of a task to a thread waiting on a semaphore; the semaphore orders the
+/// write before the read.
+private final class ResultBox<T>: @unchecked Sendable {
+    var value: T?
+}

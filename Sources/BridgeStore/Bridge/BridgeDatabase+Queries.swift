@@ -1,0 +1,127 @@
+import BridgeCore
+import Foundation
+
+/// The read side, for `runs`, `deliveries` and (later) the admin API. Safe on a read-only
+/// connection while the daemon writes.
+extension BridgeDatabase {
+    /// One line of `runs list`.
+    public struct RunListing: Sendable, Equatable {
+        public var key: RunKey
+        public var workflow: String?
+        public var branch: String?
+        public var runNumber: Int?
+        public var status: String
+        public var conclusion: String?
+        public var slug: String
+        /// True while the run holds its card.
+        public var ownsCard: Bool
+        public var updatedAt: UnixTime
+        public var lastPushAt: UnixTime?
+    }
+
+    /// Recent runs, those still going first, then by last update.
+    public func listRuns(repository: String? = nil, limit: Int = 20) throws -> [RunListing] {
+        var sql = """
+            SELECT r.repository, r.run_id, r.attempt, r.workflow, r.branch, r.run_number, r.status, r.conclusion,
+                r.slug, a.slug IS NOT NULL, r.updated_at,
+                (SELECT MAX(sent_at) FROM pushes p WHERE p.repository = r.repository AND p.run_id = r.run_id
+                    AND p.attempt = r.attempt)
+            FROM runs r
+            LEFT JOIN activities a ON a.slug = r.slug AND a.owner_repository = r.repository
+                AND a.owner_run_id = r.run_id AND a.owner_attempt = r.attempt AND a.phase != 'ended'
+            """
+        var arguments: [SQLiteValue] = []
+        if let repository {
+            sql += " WHERE r.repository = ?"
+            arguments.append(.text(repository))
+        }
+        sql += " ORDER BY r.status = 'completed', r.updated_at DESC LIMIT ?"
+        arguments.append(.integer(Int64(limit)))
+        return try connection.query(sql, arguments) { row in
+            RunListing(
+                key: RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1),
+                workflow: row.string(3), branch: row.string(4), runNumber: row.int(5), status: row.string(6) ?? "",
+                conclusion: row.string(7), slug: row.string(8) ?? "", ownsCard: row.int(9) == 1,
+                updatedAt: row.double(10) ?? 0, lastPushAt: row.double(11))
+        }
+    }
+
+    /// Every attempt of a run id (newest first), across repositories.
+    public func runAttempts(runID: Int) throws -> [StoredRun] {
+        try connection.query(
+            "SELECT state, slug, released, updated_at FROM runs WHERE run_id = ? ORDER BY attempt DESC",
+            [.integer(Int64(runID))]
+        ) { row in
+            StoredRun(
+                state: try decode(RunState.self, row.string(0) ?? ""), slug: row.string(1) ?? "",
+                released: row.int(2) == 1, updatedAt: row.double(3) ?? 0)
+        }
+    }
+
+    /// The card a slug names, as last written.
+    public func card(slug: String) throws -> (card: StoredCard, acknowledged: JSONValue?)? {
+        try connection.queryOne(
+            "SELECT session, progress_floor, desired, acknowledged, updated_at FROM activities WHERE slug = ?",
+            [.text(slug)]
+        ) { row in
+            let card = StoredCard(
+                session: try decode(ActivitySession.self, row.string(0) ?? ""),
+                floor: try row.string(1).map { try decode(ProgressFloor.self, $0) },
+                desired: try row.string(2).map { try JSONValue(parsing: Data($0.utf8)) }, updatedAt: row.double(4) ?? 0)
+            return (card, try row.string(3).map { try JSONValue(parsing: Data($0.utf8)) })
+        }
+    }
+
+    /// The requests made for a run attempt, oldest first.
+    public func pushes(for run: RunKey) throws -> [PushRecord] {
+        try connection.query(
+            """
+            SELECT id, slug, kind, method, path, body, sent_at, status, outcome, detail FROM pushes
+            WHERE repository = ? AND run_id = ? AND attempt = ? ORDER BY id
+            """,
+            [.text(run.repository), .integer(Int64(run.runID)), .integer(Int64(run.attempt))]
+        ) { row in
+            PushRecord(
+                id: row.int(0).map(Int64.init), slug: row.string(1) ?? "", run: run, kind: row.string(2) ?? "",
+                method: row.string(3) ?? "", path: row.string(4) ?? "", body: row.string(5) ?? "",
+                sentAt: row.double(6) ?? 0, status: row.int(7), outcome: row.string(8) ?? "", detail: row.string(9))
+        }
+    }
+
+    /// Recent deliveries, newest first; `run` narrows to one run attempt.
+    public func listDeliveries(run: RunKey? = nil, limit: Int = 50, includePayload: Bool = false) throws
+        -> [DeliveryRecord]
+    {
+        var sql = """
+            SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
+                content_type, \(includePayload ? "payload" : "NULL"), payload_bytes, duplicates FROM deliveries
+            """
+        var arguments: [SQLiteValue] = []
+        if let run {
+            sql += " WHERE repository = ? AND run_id = ? AND run_attempt = ?"
+            arguments += [.text(run.repository), .integer(Int64(run.runID)), .integer(Int64(run.attempt))]
+        }
+        sql += " ORDER BY received_at DESC, rowid DESC LIMIT ?"
+        arguments.append(.integer(Int64(limit)))
+        return try connection.query(sql, arguments, Self.deliveryRecord)
+    }
+
+    /// One delivery by id, with its payload while retention keeps it.
+    public func delivery(id: String) throws -> DeliveryRecord? {
+        try connection.queryOne(
+            """
+            SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
+                content_type, payload, payload_bytes, duplicates FROM deliveries WHERE id = ?
+            """,
+            [.text(id)], Self.deliveryRecord)
+    }
+
+    static func deliveryRecord(_ row: SQLiteRow) -> DeliveryRecord {
+        DeliveryRecord(
+            id: row.string(0) ?? "", hookID: row.string(1), event: row.string(2) ?? "", action: row.string(3),
+            receivedAt: row.double(4) ?? 0, repository: row.string(5), runID: row.int(6), runAttempt: row.int(7),
+            outcome: DeliveryRecord.Outcome(rawValue: row.string(8) ?? "") ?? .rejected, reason: row.string(9),
+            contentType: row.string(10), payload: row.data(11), payloadBytes: row.int(12) ?? 0,
+            duplicates: row.int(13) ?? 0)
+    }
+}

@@ -1,0 +1,269 @@
+import BridgeCore
+import Foundation
+
+/// The bridge's SQLite database: deliveries, runs and their jobs, step history, activities and
+/// pushes. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
+/// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
+public final class BridgeDatabase {
+    public let connection: SQLiteConnection
+    public let path: String
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+    private let decoder = JSONDecoder()
+
+    /// Opens (creating and migrating when `readOnly` is false) the database at `path`.
+    public init(path: String, readOnly: Bool = false) throws(StoreOpenError) {
+        self.path = path
+        do {
+            connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite)
+        } catch {
+            throw .sqlite(error)
+        }
+        if readOnly {
+            try MigrationRunner.checkReadable(connection, BridgeSchema.migrations)
+        } else {
+            try MigrationRunner.migrate(connection, BridgeSchema.migrations)
+        }
+    }
+
+    // MARK: Ingest
+
+    /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
+    public func hasDelivery(_ id: String) throws -> Bool {
+        try connection.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
+    }
+
+    /// Counts a repeated delivery on its first record.
+    public func recordDuplicate(_ id: String, at now: UnixTime) throws {
+        try connection.run(
+            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
+            [.real(now), .text(id)])
+    }
+
+    public func insert(_ delivery: DeliveryRecord) throws {
+        try connection.run(
+            """
+            INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
+                reason, content_type, payload, payload_bytes, duplicates)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
+                .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
+                .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
+                .string(delivery.contentType), delivery.payload.map { .blob($0) } ?? .null,
+                .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
+            ])
+    }
+
+    /// Writes every run, card and history entry `changes` names, as the engine now holds them,
+    /// with each card's desired content at `now`. Call inside the delivery's transaction.
+    public func save(_ engine: BridgeEngine, changes: EngineChanges, at now: UnixTime) throws {
+        for key in changes.runs.sorted() {
+            guard let state = engine.runs[key], let slug = engine.slugs[key] else { continue }
+            try saveRun(state, slug: slug, released: engine.released.contains(key), at: now)
+        }
+        for key in changes.history.sorted() {
+            guard let summary = engine.history.summaries.last(where: { $0.key == key }) else { continue }
+            try saveHistory(summary)
+        }
+        var slugs = changes.slugs
+        for key in changes.runs { if let slug = engine.slugs[key] { slugs.insert(slug) } }
+        for slug in slugs.sorted() {
+            guard let session = engine.sessions[slug] else { continue }
+            try saveCard(
+                StoredCard(
+                    session: session, floor: engine.progressFloors[slug],
+                    desired: engine.desired(slug: slug, at: now).map(desiredJSON), updatedAt: now))
+        }
+    }
+
+    private func desiredJSON(_ desired: DesiredActivity) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "run": .string(desired.run.description), "content": .object(desired.content),
+            "final": .bool(desired.isFinal),
+        ]
+        if let window = desired.window {
+            object["window"] = [
+                "step": .number(Double(window.step)), "estimate": .number(window.estimate),
+                "started_at": window.startedAt.map { .number($0) } ?? .null,
+            ]
+        }
+        return .object(object)
+    }
+
+    func saveRun(_ state: RunState, slug: String, released: Bool, at now: UnixTime) throws {
+        let stored = StoredRun(state: state, slug: slug, released: released, updatedAt: now)
+        try connection.run(
+            """
+            INSERT INTO runs (repository, run_id, attempt, workflow, branch, run_number, status, conclusion, slug,
+                released, first_seen_at, updated_at, state)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (repository, run_id, attempt) DO UPDATE SET workflow = excluded.workflow,
+                branch = excluded.branch, run_number = excluded.run_number, status = excluded.status,
+                conclusion = excluded.conclusion, released = excluded.released, updated_at = excluded.updated_at,
+                state = excluded.state
+            """,
+            [
+                .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
+                .string(state.workflowName), .string(state.headBranch), .int(state.run?.runNumber),
+                .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
+                .real(state.firstSeenAt), .real(now), .text(try json(state)),
+            ])
+        for job in state.jobs.values.sorted(by: { $0.id < $1.id }) {
+            try connection.run(
+                """
+                INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,
+                    completed_at, check_run)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (repository, run_id, attempt, job_id) DO UPDATE SET name = excluded.name,
+                    status = excluded.status, conclusion = excluded.conclusion, started_at = excluded.started_at,
+                    completed_at = excluded.completed_at, check_run = excluded.check_run
+                """,
+                [
+                    .text(state.key.repository), .integer(Int64(state.key.runID)),
+                    .integer(Int64(state.key.attempt)), .integer(Int64(job.id)), .text(job.name),
+                    .text(job.status.rawValue), .string(job.conclusion), .double(job.startedAt),
+                    .double(job.completedAt), .integer(job.isCheckRun ? 1 : 0),
+                ])
+        }
+    }
+
+    func saveHistory(_ summary: RunSummary) throws {
+        let key = summary.key
+        try connection.run(
+            "DELETE FROM step_history WHERE repository = ? AND run_id = ? AND attempt = ?",
+            [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))])
+        for (position, group) in summary.groups.enumerated() {
+            try connection.run(
+                """
+                INSERT INTO step_history (repository, run_id, attempt, workflow, branch, conclusion, finished_at,
+                    position, step, job_count, duration)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt)),
+                    .text(summary.workflow), .string(summary.branch), .text(summary.conclusion),
+                    .real(summary.finishedAt), .integer(Int64(position)), .text(group.name),
+                    .integer(Int64(group.jobCount)), .double(group.duration),
+                ])
+        }
+    }
+
+    func saveCard(_ card: StoredCard) throws {
+        let session = card.session
+        try connection.run(
+            """
+            INSERT INTO activities (slug, name, owner_repository, owner_run_id, owner_attempt, phase, session,
+                progress_floor, desired, acknowledged, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (slug) DO UPDATE SET name = excluded.name, owner_repository = excluded.owner_repository,
+                owner_run_id = excluded.owner_run_id, owner_attempt = excluded.owner_attempt, phase = excluded.phase,
+                session = excluded.session, progress_floor = excluded.progress_floor, desired = excluded.desired,
+                acknowledged = excluded.acknowledged, updated_at = excluded.updated_at
+            """,
+            [
+                .text(session.identity.slug), .text(session.identity.name), .string(session.owner?.repository),
+                .int(session.owner?.runID), .int(session.owner?.attempt), .text(session.phase.rawValue),
+                .text(try json(session)), try card.floor.map { .text(try json($0)) } ?? .null,
+                card.desired.map { .text($0.canonicalString) } ?? .null,
+                session.acknowledged.map { .text(JSONValue.object($0.content).canonicalString) } ?? .null,
+                .real(card.updatedAt),
+            ])
+    }
+
+    /// Records a request the dispatcher made and its answer.
+    public func insert(_ push: PushRecord) throws {
+        try connection.run(
+            """
+            INSERT INTO pushes (slug, repository, run_id, attempt, kind, method, path, body, sent_at, status, outcome,
+                detail)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(push.slug), .text(push.run.repository), .integer(Int64(push.run.runID)),
+                .integer(Int64(push.run.attempt)), .text(push.kind), .text(push.method), .text(push.path),
+                .text(push.body), .real(push.sentAt), .int(push.status), .text(push.outcome), .string(push.detail),
+            ])
+    }
+
+    // MARK: Restart
+
+    /// The engine as storage left it: runs still drawing (and those finished within `keepFinished`
+    /// seconds, for re-run inheritance), every card, and recent history.
+    public func loadEngine(
+        settings: ActivitySettings, filter: DeliveryFilter, at now: UnixTime, keepFinished: Double = 7 * 86_400
+    ) throws -> BridgeEngine {
+        var engine = BridgeEngine(settings: settings, filter: filter, history: try loadHistory())
+        let runs = try connection.query(
+            "SELECT state, slug, released FROM runs WHERE released = 0 OR updated_at >= ?", [.real(now - keepFinished)]
+        ) { row in (row.string(0) ?? "", row.string(1) ?? "", row.int(2) == 1) }
+        for (state, slug, released) in runs {
+            engine.restore(run: try decode(RunState.self, state), slug: slug, released: released)
+        }
+        let cards = try connection.query("SELECT session, progress_floor FROM activities", []) { row in
+            (row.string(0) ?? "", row.string(1))
+        }
+        for (session, floor) in cards {
+            engine.restore(
+                session: try decode(ActivitySession.self, session),
+                floor: try floor.map { try decode(ProgressFloor.self, $0) })
+        }
+        _ = engine.takeChanges()
+        return engine
+    }
+
+    func loadHistory() throws -> RunHistory {
+        let rows = try connection.query(
+            """
+            SELECT repository, run_id, attempt, workflow, branch, conclusion, finished_at, step, job_count, duration
+            FROM step_history ORDER BY finished_at, repository, run_id, attempt, position
+            """
+        ) { row in
+            (
+                RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1),
+                row.string(3) ?? "", row.string(4), row.string(5) ?? "", row.double(6) ?? 0,
+                GroupSummary(name: row.string(7) ?? "", jobCount: row.int(8) ?? 0, duration: row.double(9))
+            )
+        }
+        var summaries: [RunKey: RunSummary] = [:]
+        var order: [RunKey] = []
+        for (key, workflow, branch, conclusion, finishedAt, group) in rows {
+            if summaries[key] == nil {
+                order.append(key)
+                summaries[key] = RunSummary(
+                    key: key, workflow: workflow, branch: branch, conclusion: conclusion, finishedAt: finishedAt,
+                    groups: [])
+            }
+            summaries[key]?.groups.append(group)
+        }
+        return RunHistory(summaries: order.compactMap { summaries[$0] })
+    }
+
+    // MARK: Retention
+
+    /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
+    @discardableResult
+    public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
+        try connection.run(
+            """
+            UPDATE deliveries SET payload = NULL WHERE rowid IN (
+                SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL LIMIT ?)
+            """,
+            [.real(cutoff), .integer(Int64(limit))])
+        return connection.changes
+    }
+
+    // MARK: Encoding
+
+    func json<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try decoder.decode(type, from: Data(text.utf8))
+    }
+}

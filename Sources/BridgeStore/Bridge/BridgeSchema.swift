@@ -1,0 +1,114 @@
+/// The bridge's tables, as named append-only migrations: a released migration is never edited,
+/// a change is a new one at the end.
+public enum BridgeSchema {
+    public static let migrations: [Migration] = [
+        Migration(
+            name: "create deliveries, runs, jobs, step history and activities",
+            sql: """
+                CREATE TABLE deliveries (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    hook_id TEXT,
+                    event TEXT NOT NULL,
+                    action TEXT,
+                    received_at REAL NOT NULL,
+                    repository TEXT,
+                    run_id INTEGER,
+                    run_attempt INTEGER,
+                    outcome TEXT NOT NULL CHECK (outcome IN ('applied', 'ignored', 'rejected')),
+                    reason TEXT,
+                    content_type TEXT,
+                    payload BLOB,
+                    payload_bytes INTEGER NOT NULL,
+                    duplicates INTEGER NOT NULL DEFAULT 0,
+                    last_duplicate_at REAL
+                );
+                CREATE INDEX deliveries_by_time ON deliveries (received_at);
+                CREATE INDEX deliveries_by_run ON deliveries (repository, run_id, run_attempt);
+
+                CREATE TABLE runs (
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL CHECK (attempt >= 1),
+                    workflow TEXT,
+                    branch TEXT,
+                    run_number INTEGER,
+                    status TEXT NOT NULL,
+                    conclusion TEXT,
+                    slug TEXT NOT NULL,
+                    released INTEGER NOT NULL DEFAULT 0 CHECK (released IN (0, 1)),
+                    first_seen_at REAL NOT NULL,
+                    updated_at REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    PRIMARY KEY (repository, run_id, attempt)
+                );
+                CREATE INDEX runs_by_update ON runs (updated_at);
+                CREATE INDEX runs_by_slug ON runs (slug);
+
+                CREATE TABLE jobs (
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    job_id INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    conclusion TEXT,
+                    started_at REAL,
+                    completed_at REAL,
+                    check_run INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (repository, run_id, attempt, job_id),
+                    FOREIGN KEY (repository, run_id, attempt) REFERENCES runs ON DELETE CASCADE
+                );
+
+                CREATE TABLE step_history (
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    workflow TEXT NOT NULL,
+                    branch TEXT,
+                    conclusion TEXT NOT NULL,
+                    finished_at REAL NOT NULL,
+                    position INTEGER NOT NULL,
+                    step TEXT NOT NULL,
+                    job_count INTEGER NOT NULL CHECK (job_count >= 0),
+                    duration REAL,
+                    PRIMARY KEY (repository, run_id, attempt, position)
+                );
+                CREATE INDEX step_history_by_workflow ON step_history (repository, workflow, finished_at);
+
+                CREATE TABLE activities (
+                    slug TEXT PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    owner_repository TEXT,
+                    owner_run_id INTEGER,
+                    owner_attempt INTEGER,
+                    phase TEXT NOT NULL,
+                    session TEXT NOT NULL,
+                    progress_floor TEXT,
+                    desired TEXT,
+                    acknowledged TEXT,
+                    updated_at REAL NOT NULL
+                );
+                """),
+        Migration(
+            name: "record every request sent to PushWard",
+            sql: """
+                CREATE TABLE pushes (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    slug TEXT NOT NULL,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    method TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    sent_at REAL NOT NULL,
+                    status INTEGER,
+                    outcome TEXT NOT NULL,
+                    detail TEXT
+                );
+                CREATE INDEX pushes_by_run ON pushes (repository, run_id, attempt);
+                CREATE INDEX pushes_by_slug ON pushes (slug, sent_at);
+                """),
+    ]
+}

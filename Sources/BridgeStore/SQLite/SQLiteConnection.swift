@@ -1,0 +1,444 @@
+import CSQLite
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One SQLite database connection, with a cache of prepared statements.
+///
+/// The connection is opened with `SQLITE_OPEN_NOMUTEX`: SQLite does no locking of its own on it, so the
+/// owner (the store actor on its serial queue, or a CLI command) must be the only one using it at a time.
+/// That is why the type is deliberately not `Sendable`: hand it to one actor and keep it there, the way
+/// GRDB serialises every access through one queue.
+///
+/// Read-write connections run in WAL mode with `synchronous=NORMAL` (durable across process crashes;
+/// a power loss may lose the last transactions but never corrupts), enforce foreign keys, and wait up
+/// to five seconds for a lock held by another connection before failing with `SQLITE_BUSY`. In WAL mode
+/// readers never block the writer and the writer never blocks readers, so a read-only connection in
+/// another process (the CLI, the status page) sees the last committed state while the daemon writes.
+///
+/// File modes: a database file this initialiser creates is `0600`. SQLite's unix VFS gives the `-wal`
+/// and `-shm` files it creates the same permission bits as the database file (it reads them with
+/// `fstat` and applies them with `fchmod`, so the umask does not widen or narrow them); the tests pin
+/// this down.
+public final class SQLiteConnection {
+    /// How to open the database file.
+    public enum OpenMode: Sendable {
+        /// Read and write; the file is created (mode `0600`) if it does not exist.
+        case readWrite
+        /// Read only; the file must already exist. Suitable while another process writes (WAL).
+        case readOnly
+    }
+
+    /// The path the connection was opened with.
+    public let path: String
+    /// The mode the connection was opened with.
+    public let mode: OpenMode
+
+    /// The `sqlite3 *` handle; `nil` once closed.
+    private var db: OpaquePointer?
+    /// Prepared statements by SQL text. Unbounded on purpose: the SQL is a fixed set of literals in
+    /// the code (values always go through parameters), so the cache stays as small as that set.
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    public static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// Opens (and for `.readWrite`, creates) the database at `path` and configures it.
+    ///
+    /// `":memory:"` opens a private in-memory database (no file, no WAL), which is handy in tests.
+    public init(path: String, mode: OpenMode = .readWrite) throws(SQLiteError) {
+        self.path = path
+        self.mode = mode
+
+        var flags = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWrite:
+            flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+            try Self.createPrivateFileIfMissing(at: path)
+        case .readOnly:
+            flags |= SQLITE_OPEN_READONLY
+        }
+
+        var handle: OpaquePointer?
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            var error = SQLiteError(result: result, db: handle, sql: nil)
+            let systemErrno = handle.map { sqlite3_system_errno($0) } ?? 0
+            let reason = systemErrno == 0 ? "" : " (\(String(cString: strerror(systemErrno))))"
+            error.message = "cannot open database '\(path)' \(mode.phrase): \(error.message)\(reason)"
+            // sqlite3_open_v2 returns a handle even on failure (except out of memory); it must be closed.
+            sqlite3_close_v2(handle)
+            throw error
+        }
+        db = handle
+
+        do {
+            try configure()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: - Statements
+
+    /// Runs one or more `;`-separated statements that take no parameters and return no rows
+    /// (schema, pragmas, migrations). Not cached: use `run` for anything executed repeatedly.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let db = try openHandle(sql)
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(db, sql, nil, nil, &errorMessage)
+        defer { sqlite3_free(errorMessage) }
+        guard result == SQLITE_OK else {
+            var error = SQLiteError(result: result, db: db, sql: sql)
+            if let errorMessage {
+                error.message = String(cString: errorMessage)
+            }
+            throw error
+        }
+    }
+
+    /// Runs exactly one statement with positional parameters (`?`, `?NNN`, `:name` — all bound in order).
+    ///
+    /// Rows the statement produces (a `PRAGMA`, `RETURNING`) are stepped through and discarded; use
+    /// `query` to read them.
+    public func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws(SQLiteError) {
+        let lease = try acquire(sql)
+        defer { release(lease) }
+        try bind(arguments, to: lease.statement, sql: sql)
+        while true {
+            let result = sqlite3_step(lease.statement)
+            switch result {
+            case SQLITE_DONE: return
+            case SQLITE_ROW: continue
+            default: throw SQLiteError(result: result, db: db, sql: sql)
+            }
+        }
+    }
+
+    /// Runs exactly one statement and maps every row with `row`.
+    ///
+    /// The `SQLiteRow` is only valid during the call to `row`. An error thrown by `row` stops the query
+    /// and is rethrown unchanged.
+    public func query<T>(
+        _ sql: String,
+        _ arguments: [SQLiteValue] = [],
+        _ row: (SQLiteRow) throws -> T
+    ) throws -> [T] {
+        let lease = try acquire(sql)
+        defer { release(lease) }
+        try bind(arguments, to: lease.statement, sql: sql)
+        let current = SQLiteRow(statement: lease.statement)
+        var rows: [T] = []
+        while true {
+            let result = sqlite3_step(lease.statement)
+            switch result {
+            case SQLITE_ROW: rows.append(try row(current))
+            case SQLITE_DONE: return rows
+            default: throw SQLiteError(result: result, db: db, sql: sql)
+            }
+        }
+    }
+
+    /// Runs exactly one statement and maps its first row; `nil` when there is no row. Later rows are
+    /// never computed.
+    public func queryOne<T>(
+        _ sql: String,
+        _ arguments: [SQLiteValue] = [],
+        _ row: (SQLiteRow) throws -> T
+    ) throws -> T? {
+        let lease = try acquire(sql)
+        defer { release(lease) }
+        try bind(arguments, to: lease.statement, sql: sql)
+        let result = sqlite3_step(lease.statement)
+        switch result {
+        case SQLITE_ROW: return try row(SQLiteRow(statement: lease.statement))
+        case SQLITE_DONE: return nil
+        default: throw SQLiteError(result: result, db: db, sql: sql)
+        }
+    }
+
+    // MARK: - Transactions
+
+    /// Runs `body` in a write transaction: `BEGIN IMMEDIATE`, then `COMMIT`, or `ROLLBACK` if `body`
+    /// (or the commit) throws, in which case that original error is rethrown.
+    ///
+    /// `IMMEDIATE` takes the write lock up front, so a conflicting writer waits on the busy timeout at
+    /// `BEGIN` instead of failing halfway through with an upgrade deadlock. Transactions do not nest:
+    /// calling this inside another transaction is a programming error and traps.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try withTransaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` in a read transaction (`BEGIN DEFERRED`), so several queries see one consistent
+    /// snapshot even while another connection commits. Works on read-only connections. Does not nest.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try withTransaction(begin: "BEGIN DEFERRED", body)
+    }
+
+    /// Whether a transaction is open on this connection (SQLite is not in autocommit mode).
+    public var isInTransaction: Bool {
+        guard let db else { return false }
+        return sqlite3_get_autocommit(db) == 0
+    }
+
+    // MARK: - State
+
+    /// Rows changed by the most recent `INSERT`, `UPDATE` or `DELETE` on this connection (0 when closed).
+    public var changes: Int {
+        guard let db else { return 0 }
+        return Int(sqlite3_changes64(db))
+    }
+
+    /// The rowid of the most recent successful `INSERT` on this connection; 0 if there was none.
+    public var lastInsertRowID: Int64 {
+        guard let db else { return 0 }
+        return sqlite3_last_insert_rowid(db)
+    }
+
+    /// Finalizes cached statements and closes the database. Idempotent; an open transaction is rolled
+    /// back. Any later call on this connection fails with `SQLITE_MISUSE`.
+    public func close() {
+        guard let db else { return }
+        for statement in statements.values {
+            sqlite3_finalize(statement)
+        }
+        statements.removeAll()
+        // close_v2 rather than close: should a statement still be live, SQLite defers the close
+        // instead of leaking the handle.
+        sqlite3_close_v2(db)
+        self.db = nil
+    }
+}
+
+/// Not `Sendable`: the connection is opened `NOMUTEX` and must stay with the one actor or queue that
+/// owns it.
+@available(*, unavailable)
+extension SQLiteConnection: Sendable {}
+
+// MARK: - Private
+
+extension SQLiteConnection {
+    /// A prepared statement handed out for one use: `cached` ones are reset on release, the others
+    /// finalized.
+    private struct Lease {
+        var statement: OpaquePointer
+        var cached: Bool
+    }
+
+    private func configure() throws(SQLiteError) {
+        // Equivalent to PRAGMA busy_timeout, without parsing SQL.
+        let db = try openHandle(nil)
+        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
+        guard mode == .readWrite else { return }
+
+        let journalModeSQL = "PRAGMA journal_mode = WAL"
+        let lease = try acquire(journalModeSQL)
+        defer { release(lease) }
+        let result = sqlite3_step(lease.statement)
+        guard result == SQLITE_ROW else { throw SQLiteError(result: result, db: db, sql: journalModeSQL) }
+        let journalMode = SQLiteRow(statement: lease.statement).string(0)?.lowercased()
+        // An in-memory database answers "memory"; a file that stays out of WAL (a file system without
+        // shared memory support) would silently make every CLI read block the daemon, so refuse it.
+        if journalMode != "wal" && !isInMemory {
+            throw SQLiteError(
+                code: SQLITE_ERROR,
+                message: "could not switch '\(path)' to WAL journal mode (journal_mode is \(journalMode ?? "unknown"))",
+                sql: journalModeSQL
+            )
+        }
+        try execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+    }
+
+    private var isInMemory: Bool { path == ":memory:" || path.isEmpty }
+
+    /// The live handle, or a `SQLITE_MISUSE` error naming `sql` once the connection is closed.
+    private func openHandle(_ sql: String?) throws(SQLiteError) -> OpaquePointer {
+        guard let db else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "the connection to '\(path)' is closed", sql: sql)
+        }
+        return db
+    }
+
+    /// The cached statement for `sql`, or a fresh one when the cached one is mid-iteration (a query
+    /// run again from inside its own row closure).
+    private func acquire(_ sql: String) throws(SQLiteError) -> Lease {
+        if let cached = statements[sql] {
+            if sqlite3_stmt_busy(cached) == 0 {
+                return Lease(statement: cached, cached: true)
+            }
+            return Lease(statement: try prepare(sql, persistent: false), cached: false)
+        }
+        let statement = try prepare(sql, persistent: true)
+        statements[sql] = statement
+        return Lease(statement: statement, cached: true)
+    }
+
+    /// Resets a cached statement and clears its bindings, so it holds no read snapshot and no copy of
+    /// the last arguments; finalizes an uncached one.
+    private func release(_ lease: Lease) {
+        if lease.cached {
+            sqlite3_reset(lease.statement)
+            sqlite3_clear_bindings(lease.statement)
+        } else {
+            sqlite3_finalize(lease.statement)
+        }
+    }
+
+    /// Compiles exactly one statement. Trailing SQL other than whitespace and comments is refused, since
+    /// `sqlite3_prepare` would silently ignore it.
+    private func prepare(_ sql: String, persistent: Bool) throws(SQLiteError) -> OpaquePointer {
+        let db = try openHandle(sql)
+        let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        var statement: OpaquePointer?
+        var hasTrailingStatement = false
+        let result = sql.withCString { text in
+            var tail: UnsafePointer<CChar>?
+            let result = sqlite3_prepare_v3(db, text, -1, flags, &statement, &tail)
+            if result == SQLITE_OK, let tail, tail.pointee != 0 {
+                // Compiling the rest tells comments apart from a second statement. A tail that fails
+                // to compile (it may use a table the first statement creates) is a statement too.
+                var next: OpaquePointer?
+                hasTrailingStatement = sqlite3_prepare_v2(db, tail, -1, &next, nil) != SQLITE_OK || next != nil
+                sqlite3_finalize(next)
+            }
+            return result
+        }
+        guard result == SQLITE_OK else {
+            throw SQLiteError(result: result, db: db, sql: sql)
+        }
+        guard let statement else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "the SQL contains no statement", sql: sql)
+        }
+        guard !hasTrailingStatement else {
+            sqlite3_finalize(statement)
+            throw SQLiteError(
+                code: SQLITE_MISUSE,
+                message: "run and query take exactly one statement; use execute(_:) for several",
+                sql: sql
+            )
+        }
+        return statement
+    }
+
+    private func bind(_ arguments: [SQLiteValue], to statement: OpaquePointer, sql: String) throws(SQLiteError) {
+        let parameterCount = Int(sqlite3_bind_parameter_count(statement))
+        guard parameterCount == arguments.count else {
+            throw SQLiteError(
+                code: SQLITE_RANGE,
+                message: "\(arguments.count) argument(s) given for \(parameterCount) parameter(s)",
+                sql: sql
+            )
+        }
+        for (offset, value) in arguments.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch value {
+            case .null:
+                result = sqlite3_bind_null(statement, index)
+            case .integer(let integer):
+                result = sqlite3_bind_int64(statement, index, integer)
+            case .real(let real):
+                result = sqlite3_bind_double(statement, index, real)
+            case .text(let text):
+                result = Self.bindText(text, to: statement, at: index)
+            case .blob(let data):
+                result = data.withUnsafeBytes { bytes in
+                    // A nil base address would bind NULL; an empty blob must stay an empty blob.
+                    guard let base = bytes.baseAddress, !bytes.isEmpty else {
+                        return sqlite3_bind_zeroblob(statement, index, 0)
+                    }
+                    return sqlite3_bind_blob64(statement, index, base, UInt64(bytes.count), csqlite_transient())
+                }
+            }
+            guard result == SQLITE_OK else {
+                throw SQLiteError(result: result, db: db, sql: sql)
+            }
+        }
+    }
+
+    /// Binds `text` with `SQLITE_TRANSIENT`: SQLite copies the bytes before returning, because the
+    /// buffer Swift lends here is only valid for the duration of the closure (DESIGN.md, known traps).
+    /// The explicit byte count keeps text with an embedded NUL whole.
+    private static func bindText(_ text: String, to statement: OpaquePointer, at index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                // A nil pointer would bind NULL; bind a real empty string instead.
+                return sqlite3_bind_text(statement, index, "", 0, csqlite_transient())
+            }
+            let characters = UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self)
+            return sqlite3_bind_text64(
+                statement, index, characters, UInt64(utf8.count), csqlite_transient(), UInt8(SQLITE_UTF8)
+            )
+        }
+    }
+
+    private func withTransaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+        precondition(!isInTransaction, "SQLiteConnection transactions do not nest ('\(path)')")
+        try run(begin)
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            rollbackIfActive()
+            throw error
+        }
+        do {
+            try run("COMMIT")
+        } catch {
+            // A failed COMMIT (deferred foreign keys, SQLITE_BUSY) leaves the transaction open.
+            rollbackIfActive()
+            throw error
+        }
+        return value
+    }
+
+    /// Rolls back unless SQLite already did: some errors (I/O, disk full, busy during a write) end
+    /// the transaction themselves, and a ROLLBACK then would only add a second, misleading error.
+    private func rollbackIfActive() {
+        guard let db, sqlite3_get_autocommit(db) == 0 else { return }
+        sqlite3_exec(db, "ROLLBACK", nil, nil, nil)
+    }
+
+    /// Creates the database file with mode `0600` if it does not exist yet, before SQLite opens it:
+    /// SQLite itself would create it `0644` minus the umask, readable by every local user, and it
+    /// holds the webhook history and activity content. An existing file keeps the mode its operator
+    /// gave it.
+    private static func createPrivateFileIfMissing(at path: String) throws(SQLiteError) {
+        guard path != ":memory:", !path.isEmpty else { return }
+        let descriptor = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
+        if descriptor < 0 {
+            let code = errno
+            if code == EEXIST { return }
+            throw SQLiteError(
+                code: SQLITE_CANTOPEN,
+                message: "cannot create database file '\(path)': \(String(cString: strerror(code)))"
+            )
+        }
+        // open() applies the umask; fchmod makes the mode exactly 0600 whatever the umask.
+        fchmod(descriptor, 0o600)
+        closeFileDescriptor(descriptor)
+    }
+}
+
+extension SQLiteConnection.OpenMode {
+    fileprivate var phrase: String {
+        switch self {
+        case .readWrite: "read-write"
+        case .readOnly: "read-only"
+        }
+    }
+}
+
+/// `close(2)`, out of reach of `SQLiteConnection.close()` which shadows it inside the class.
+private func closeFileDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
+}

@@ -1,0 +1,226 @@
+import CMicroHTTPD
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An HTTP/1.1 server: one libmicrohttpd daemon that reads whole requests and hands them to a
+/// blocking handler.
+///
+/// libmicrohttpd owns the sockets, the parser, the connection and per-IP limits and the idle
+/// timeout; its internal polling threads (epoll on Linux) form a pool of `threadPoolSize`, and
+/// the handler runs on those threads. The handler may block — the bridge waits there for a
+/// database commit before answering 202 — so the pool size is what bounds concurrent handlers:
+/// while every pool thread is inside the handler, new connections queue in the kernel backlog.
+/// A slow or idle client costs a socket and a little memory, never a thread.
+///
+/// Bodies are read completely into memory (webhooks are at most 25 MB) and capped at
+/// `maxBodyBytes`: a larger declared `Content-Length` gets 413 before the body is read, and a
+/// chunked upload that grows past the limit is read to its end, discarded, and answered 413.
+///
+/// `@unchecked Sendable`: the daemon pointer is guarded by a lock, everything else is immutable.
+public final class HTTPServer: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Where to listen (`127.0.0.1:8080`, `[::]:8080`, ...; see `ListenAddress`). Ignored when
+        /// `listenFileDescriptor` is set.
+        public var listen: String
+        /// The largest request body accepted, in bytes; larger ones are answered 413. GitHub sends
+        /// at most 25 MB.
+        public var maxBodyBytes: Int
+        /// At most this many open connections; further ones are accepted and closed at once.
+        public var connectionLimit: Int
+        /// At most this many open connections from one IP address; 0 means no per-IP limit.
+        /// Behind a reverse proxy every connection comes from the proxy: raise it or set 0.
+        public var perIPConnectionLimit: Int
+        /// Seconds a connection may stay idle (no byte received or sent) before the server closes
+        /// it; 0 means never. This is what frees a socket from a client that stalls mid-request.
+        public var connectionTimeout: Int
+        /// The largest request line plus header block accepted, in bytes; larger ones are answered
+        /// 431 by libmicrohttpd itself. libmicrohttpd has no such option: it keeps a request's
+        /// line and headers in a per-connection memory pool that also holds the read buffer and the
+        /// response's header block, so this sets that pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`)
+        /// to `connectionMemoryLimit` — a bit more than twice this value. The limit is therefore
+        /// approximate: headers somewhat over it may still fit, never headers under it fail.
+        public var maxHeaderBytes: Int
+        /// libmicrohttpd polling threads, which also run the handler. At least 1.
+        public var threadPoolSize: Int
+        /// An already bound and listening socket to serve instead of binding `listen` (systemd
+        /// socket activation passes fd 3). The server closes it when it stops.
+        public var listenFileDescriptor: Int32?
+
+        public init(
+            listen: String,
+            maxBodyBytes: Int = 25 * 1024 * 1024,
+            connectionLimit: Int = 512,
+            perIPConnectionLimit: Int = 64,
+            connectionTimeout: Int = 15,
+            maxHeaderBytes: Int = 32 * 1024,
+            threadPoolSize: Int = 4,
+            listenFileDescriptor: Int32? = nil
+        ) {
+            self.listen = listen
+            self.maxBodyBytes = maxBodyBytes
+            self.connectionLimit = connectionLimit
+            self.perIPConnectionLimit = perIPConnectionLimit
+            self.connectionTimeout = connectionTimeout
+            self.maxHeaderBytes = maxHeaderBytes
+            self.threadPoolSize = threadPoolSize
+            self.listenFileDescriptor = listenFileDescriptor
+        }
+
+        /// The per-connection memory pool given to libmicrohttpd for `maxHeaderBytes`. The pool
+        /// holds the read buffer (headers are parsed in place in it, and it is the buffer body
+        /// bytes pass through) plus the parsed header list and the response header block, so it
+        /// needs about twice the header allowance plus a fixed margin.
+        public var connectionMemoryLimit: Int {
+            maxHeaderBytes * 2 + 8 * 1024
+        }
+
+        /// Nil when every number is in range, else what is wrong.
+        func problem() -> String? {
+            if maxBodyBytes < 0 { return "maxBodyBytes must not be negative" }
+            if !(1...Int(Int32.max)).contains(connectionLimit) { return "connectionLimit must be at least 1" }
+            if !(0...Int(Int32.max)).contains(perIPConnectionLimit) {
+                return "perIPConnectionLimit must not be negative"
+            }
+            if !(0...86_400).contains(connectionTimeout) {
+                return "connectionTimeout must be 0 to 86400 seconds"
+            }
+            if !(1024...(16 * 1024 * 1024)).contains(maxHeaderBytes) {
+                return "maxHeaderBytes must be 1 KiB to 16 MiB"
+            }
+            if !(1...256).contains(threadPoolSize) { return "threadPoolSize must be 1 to 256" }
+            if let fd = listenFileDescriptor, fd < 0 { return "listenFileDescriptor must not be negative" }
+            return nil
+        }
+    }
+
+    public let configuration: Configuration
+    /// The port the server listens on: the kernel's choice when `listen` asked for port 0.
+    public let port: Int
+    /// The parsed `listen` address; nil when serving `listenFileDescriptor`.
+    public let address: ListenAddress?
+
+    private let context: ServerContext
+    private let lock = NSLock()
+    /// Nil once stopped.
+    private var daemon: OpaquePointer?
+
+    /// Starts listening at once; requests reach `handler` on libmicrohttpd's threads until `stop()`.
+    public init(
+        configuration: Configuration,
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
+        if let problem = configuration.problem() { throw .invalidConfiguration(problem) }
+        let address = configuration.listenFileDescriptor == nil ? try ListenAddress(parsing: configuration.listen) : nil
+        let context = ServerContext(handler: handler, maxBodyBytes: configuration.maxBodyBytes)
+        let contextPointer = Unmanaged.passUnretained(context).toOpaque()
+
+        let isIPv6: Bool
+        let dualStack: Bool
+        if let fd = configuration.listenFileDescriptor {
+            isIPv6 = Self.socketFamily(fd) == AF_INET6
+            dualStack = false
+        } else {
+            isIPv6 = address?.isIPv6 ?? false
+            dualStack = address?.isIPv6Unspecified ?? false
+        }
+
+        let start = { (socketAddress: UnsafePointer<sockaddr>?) -> OpaquePointer? in
+            pwb_start_daemon(
+                pwb_daemon_flags(isIPv6 ? 1 : 0, dualStack ? 1 : 0),
+                socketAddress,
+                configuration.listenFileDescriptor ?? -1,
+                pwbHandleRequest, contextPointer,
+                pwbRequestStarted, contextPointer,
+                pwbRequestCompleted, contextPointer,
+                UInt32(configuration.connectionLimit),
+                UInt32(configuration.perIPConnectionLimit),
+                UInt32(configuration.connectionTimeout),
+                configuration.connectionMemoryLimit,
+                UInt32(configuration.threadPoolSize))
+        }
+        errno = 0
+        let started = address.map { $0.withSocketAddress { pointer, _ in start(pointer) } } ?? start(nil)
+        let startErrno = errno
+        guard let started else {
+            let place = address?.description ?? "file descriptor \(configuration.listenFileDescriptor ?? -1)"
+            throw .startFailed(address: place, errno: startErrno, message: String(cString: strerror(startErrno)))
+        }
+
+        self.configuration = configuration
+        self.address = address
+        self.context = context
+        self.daemon = started
+        self.port = Self.boundPort(started)
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Requests between their request line and their completion: in progress now. Zero when the
+    /// server is idle — tests use it to prove no per-request state leaks.
+    public var requestsInFlight: Int {
+        context.liveRequestStates
+    }
+
+    /// Stops the server; safe to call more than once and from any thread.
+    ///
+    /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
+    /// lets requests already being received or handled finish, then stops libmicrohttpd's threads
+    /// (waiting for handlers still running) and closes the remaining connections and the
+    /// listening socket. New connections fail once it returns. During the drain, connections
+    /// that reach the kernel backlog are reset when the socket closes.
+    public func stop(drainTimeout: Double = 0) {
+        let stopping: OpaquePointer? = lock.withLock {
+            defer { daemon = nil }
+            return daemon
+        }
+        guard let stopping else { return }
+        // Returns the listening socket, which libmicrohttpd then leaves to us to close, after
+        // MHD_stop_daemon (its threads may still look at it until then).
+        let listenSocket = MHD_quiesce_daemon(stopping)
+        let deadline = Date().addingTimeInterval(drainTimeout)
+        while context.liveRequestStates > 0 && Date() < deadline {
+            usleep(10_000)
+        }
+        MHD_stop_daemon(stopping)
+        if listenSocket >= 0 {
+            close(listenSocket)
+        }
+    }
+
+    /// The bound port from libmicrohttpd, or from the socket itself if libmicrohttpd cannot say.
+    private static func boundPort(_ daemon: OpaquePointer) -> Int {
+        let reported = Int(pwb_daemon_port(daemon))
+        if reported > 0 { return reported }
+        let fd = pwb_daemon_listen_fd(daemon)
+        guard fd >= 0 else { return 0 }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard result == 0 else { return 0 }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+        case AF_INET6:
+            return withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
+        default:
+            return 0
+        }
+    }
+
+    /// The address family of a socket (AF_INET, AF_INET6), or -1.
+    private static func socketFamily(_ fd: Int32) -> Int32 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return result == 0 ? Int32(storage.ss_family) : -1
+    }
+}

@@ -1,0 +1,189 @@
+import BridgeCore
+import CMicroHTTPD
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// libmicrohttpd's callbacks. They are top-level functions in a non-main file on purpose: a closure
+// written in `main.swift` is main-actor isolated in Swift 6 and traps when libmicrohttpd calls it
+// from its own threads. None of them captures anything; all state travels through the `void *`
+// context pointers (`ServerContext`, unretained, for the daemon; `RequestState`, retained, per
+// request).
+
+/// `MHD_OPTION_URI_LOG_CALLBACK`: runs once per request, right after the request line, with the
+/// raw target. Creates the request's state; its return value becomes `*con_cls`.
+func pwbRequestStarted(
+    _ context: UnsafeMutableRawPointer?,
+    _ uri: UnsafePointer<CChar>?,
+    _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let context else { return nil }
+    let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
+    let state = RequestState(context: server)
+    state.target = uri.map { String(cString: $0) }
+    return Unmanaged.passRetained(state).toOpaque()
+}
+
+/// `MHD_OPTION_NOTIFY_COMPLETED`: the request is over (answered, timed out, aborted, or the
+/// daemon is stopping). Releases the state exactly once.
+func pwbRequestCompleted(
+    _ context: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ reason: MHD_RequestTerminationCode
+) {
+    guard let requestContext, let pointer = requestContext.pointee else { return }
+    requestContext.pointee = nil
+    Unmanaged<RequestState>.fromOpaque(pointer).release()
+}
+
+/// `MHD_KeyValueIterator` for `MHD_get_connection_values`: copies one header into the state.
+func pwbCollectHeader(
+    _ context: UnsafeMutableRawPointer?,
+    _ kind: MHD_ValueKind,
+    _ key: UnsafePointer<CChar>?,
+    _ value: UnsafePointer<CChar>?
+) -> MHD_Result {
+    guard let context, let key else { return .YES }
+    let state = Unmanaged<RequestState>.fromOpaque(context).takeUnretainedValue()
+    state.addHeader(name: String(cString: key), value: value.map { String(cString: $0) } ?? "")
+    return .YES
+}
+
+/// The access handler (`MHD_AccessHandlerCallback`). libmicrohttpd calls it for one request:
+/// 1. once when the headers are complete (`*upload_data_size == 0`, state not yet processed):
+///    collect the headers, and answer 413 right away if `Content-Length` is over the limit —
+///    libmicrohttpd 0.9.75 cannot queue a response while an upload is in progress, so this is
+///    the only moment a declared-too-large body can be refused without reading it;
+/// 2. once per piece of body (`*upload_data_size > 0`): append it, or drop it once over the limit
+///    (a chunked upload has no declared length); the piece must be marked consumed;
+/// 3. once more at the end (`*upload_data_size == 0`): run the handler, or answer 413.
+/// Every path that returns `MHD_YES` from step 1 or 3 has queued exactly one response, and steps
+/// 1–2 that do not answer return `MHD_YES` without queuing.
+func pwbHandleRequest(
+    _ context: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let context, let connection, let uploadDataSize, let requestContext else { return .NO }
+    let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
+
+    let state: RequestState
+    if let existing = requestContext.pointee {
+        state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+    } else {
+        // The URI callback always runs first in libmicrohttpd 0.9.75; this keeps the handler
+        // correct should a version skip it. The completion callback releases it the same way.
+        state = RequestState(context: server)
+        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+    }
+
+    if !state.headersProcessed {
+        state.headersProcessed = true
+        state.method = method.map { String(cString: $0) } ?? ""
+        if state.target == nil, let url { state.target = String(cString: url) }
+        _ = MHD_get_connection_values(
+            connection, .HEADER_KIND, pwbCollectHeader, Unmanaged.passUnretained(state).toOpaque())
+        state.remoteAddress = pwb_connection_client_address(connection).flatMap(socketAddressText)
+        if let declared = state.headers["content-length"].flatMap({ UInt64($0) }) {
+            if declared > UInt64(server.maxBodyBytes) {
+                state.bodyTooLarge = true
+                return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
+            }
+            // One allocation for the whole body instead of repeated doubling (25 MB bodies).
+            state.body.reserveCapacity(Int(declared))
+        }
+        return .YES
+    }
+
+    let pieceSize = uploadDataSize.pointee
+    if pieceSize > 0 {
+        if !state.bodyTooLarge, let uploadData {
+            if pieceSize > server.maxBodyBytes - state.body.count {
+                state.bodyTooLarge = true
+                state.body = Data()
+            } else {
+                UnsafeRawPointer(uploadData).withMemoryRebound(to: UInt8.self, capacity: pieceSize) {
+                    state.body.append($0, count: pieceSize)
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+
+    if state.bodyTooLarge {
+        return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
+    }
+    let request = state.makeRequest(fallbackPath: url.map { String(cString: $0) } ?? "/")
+    state.body = Data()
+    return queue(server.handler(request), on: connection)
+}
+
+/// The 413 answer, also used when libmicrohttpd has not read the body at all.
+private func payloadTooLarge(limit: Int) -> HTTPResponse {
+    .json(
+        413,
+        [
+            "error": "payload_too_large",
+            "detail": .string("the request body is larger than the limit of \(limit) bytes"),
+            "limit_bytes": .number(Double(limit)),
+        ])
+}
+
+/// Hands `response` to libmicrohttpd. A status libmicrohttpd would refuse (outside 200–599; a
+/// 1xx cannot be a final answer) becomes a 500, so a handler bug still produces one response.
+/// Returns `MHD_NO`, which makes libmicrohttpd close the connection, only when libmicrohttpd
+/// cannot allocate or queue the response.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    var response = response
+    if !(200...599).contains(response.status) {
+        response = .json(
+            500, ["error": "internal_error", "detail": .string("handler answered status \(response.status)")])
+    }
+    let created = response.body.withUnsafeBytes { bytes in
+        // MUST_COPY: libmicrohttpd keeps its own copy, so the Swift buffer may go away now.
+        MHD_create_response_from_buffer(
+            bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let mhdResponse = created else { return .NO }
+    defer { MHD_destroy_response(mhdResponse) }
+    for (name, value) in response.headers {
+        let lowered = name.lowercased()
+        if lowered == "content-length" || lowered == "transfer-encoding" { continue }
+        // MHD_NO here means a name or value with forbidden characters: the header is dropped.
+        _ = MHD_add_response_header(mhdResponse, name, value)
+    }
+    return MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+}
+
+/// `127.0.0.1` or `::1` for a peer address; an IPv4 client of a dual-stack socket arrives as
+/// `::ffff:a.b.c.d` and is reported as `a.b.c.d`, so one client has one spelling in logs.
+private func socketAddressText(_ address: UnsafePointer<sockaddr>) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+        return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { ipv4 in
+            var raw = ipv4.pointee.sin_addr
+            return inet_ntop(AF_INET, &raw, &buffer, socklen_t(buffer.count)).map { String(cString: $0) }
+        }
+    case AF_INET6:
+        return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ipv6 in
+            var raw = ipv6.pointee.sin6_addr
+            let bytes = withUnsafeBytes(of: &raw) { Array($0) }
+            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+                return "\(bytes[12]).\(bytes[13]).\(bytes[14]).\(bytes[15])"
+            }
+            return inet_ntop(AF_INET6, &raw, &buffer, socklen_t(buffer.count)).map { String(cString: $0) }
+        }
+    default:
+        return nil
+    }
+}

@@ -1,0 +1,35 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import Foundation
+
+/// How the read-only commands find the database: `--database PATH`, else the configuration's
+/// `database` (`--config PATH` or the default paths).
+enum DatabaseAccess {
+    static func open(_ parsed: ParsedArguments) -> Result<BridgeDatabase, ExitCode> {
+        var path = parsed.options["database"]
+        if path == nil {
+            switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
+            case .success(let configuration): path = configuration.database
+            case .failure(let code): return .failure(code)
+            }
+        }
+        // Both branches above set it, or returned.
+        let databasePath = path!
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            CLI.error("\(databasePath): no database there yet (the daemon creates it on its first start)")
+            return .failure(.failure)
+        }
+        do throws(StoreOpenError) {
+            return .success(try BridgeDatabase(path: databasePath, readOnly: true))
+        } catch {
+            CLI.error("\(databasePath): \(error.description)")
+            return .failure(.failure)
+        }
+    }
+
+    static func time(_ value: UnixTime?) -> String {
+        guard let value else { return "-" }
+        return Logger.timestamp(Date(timeIntervalSince1970: value))
+    }
+}

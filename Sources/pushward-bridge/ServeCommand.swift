@@ -1,0 +1,52 @@
+import BridgeCore
+import BridgeDaemon
+import Foundation
+
+/// `serve [--config PATH]`: runs the daemon until SIGTERM/SIGINT.
+enum ServeCommand {
+    static let help = """
+        Usage: pushward-bridge serve [--config PATH]
+
+        Runs the daemon: verifies and records GitHub webhook deliveries on `listen` (POST /webhook,
+        GET /healthz, GET /readyz) and keeps one PushWard Live Activity per run up to date. With no
+        PushWard API key it runs in dry-run mode: everything is computed and recorded, nothing sent.
+
+        The configuration is --config PATH, else ./config.json, else /etc/pushward-bridge/config.json;
+        PUSHWARD_* environment variables override it. Stops cleanly on SIGTERM or SIGINT.
+        """
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        do throws(UsageError) {
+            parsed = try ParsedArguments(arguments, valued: ["config"], flags: ["help"])
+        } catch {
+            return CLI.usage(error.description, help: help)
+        }
+        if parsed.flags.contains("help") {
+            print(help)
+            return .success
+        }
+        guard parsed.positionals.isEmpty else { return CLI.usage("serve takes no arguments", help: help) }
+        let configuration: BridgeConfiguration
+        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
+        case .success(let loaded): configuration = loaded
+        case .failure(let code): return code
+        }
+        let problems = ConfigurationLoader.servingProblems(configuration)
+        guard problems.isEmpty else {
+            for problem in problems { CLI.error("configuration: \(problem)") }
+            return .configuration
+        }
+        let level = ProcessInfo.processInfo.environment["PUSHWARD_LOG_LEVEL"].flatMap(Logger.Level.init) ?? .info
+        let logger = Logger(label: "pushward-bridge", minimumLevel: level)
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(configuration: configuration, logger: logger)
+        } catch {
+            logger.error("could not start", ["error": .string("\(error)")])
+            CLI.error("could not start: \(error)")
+            return .failure
+        }
+        return daemon.runUntilSignalled() == 0 ? .success : .failure
+    }
+}

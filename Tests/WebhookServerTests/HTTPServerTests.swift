@@ -1,0 +1,506 @@
+import BridgeCore
+import Foundation
+import Testing
+
+@testable import WebhookServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the handler saw, readable from the test thread.
+final class RequestLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requests: [HTTPRequest] = []
+
+    func record(_ request: HTTPRequest) {
+        lock.withLock { requests.append(request) }
+    }
+
+    var all: [HTTPRequest] {
+        lock.withLock { requests }
+    }
+}
+
+/// Starts a loopback server on port 0 that records every request and answers with `respond`.
+private func makeServer(
+    listen: String = "127.0.0.1:0",
+    maxBodyBytes: Int = 25 * 1024 * 1024,
+    connectionTimeout: Int = 15,
+    maxHeaderBytes: Int = 32 * 1024,
+    threadPoolSize: Int = 4,
+    log: RequestLog = RequestLog(),
+    respond: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in .json(200, ["ok": true]) }
+) throws -> HTTPServer {
+    let configuration = HTTPServer.Configuration(
+        listen: listen, maxBodyBytes: maxBodyBytes, connectionTimeout: connectionTimeout,
+        maxHeaderBytes: maxHeaderBytes, threadPoolSize: threadPoolSize)
+    return try HTTPServer(configuration: configuration) { request in
+        log.record(request)
+        return respond(request)
+    }
+}
+
+/// Waits (up to 5 s) for every per-request state of `server` to be released: the completion
+/// callback runs just after the last response byte is sent, so a client can see the response a
+/// moment before the count drops.
+private func expectNoLiveRequests(_ server: HTTPServer, sourceLocation: SourceLocation = #_sourceLocation) {
+    let deadline = Date().addingTimeInterval(5)
+    while server.requestsInFlight != 0 && Date() < deadline {
+        usleep(10_000)
+    }
+    #expect(server.requestsInFlight == 0, "per-request states leaked", sourceLocation: sourceLocation)
+}
+
+/// Runs `work` on a thread of its own (not Swift's small cooperative pool, which blocking socket
+/// calls would starve) and returns a way to wait for its result.
+private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) -> @Sendable () throws -> T {
+    let group = DispatchGroup()
+    let box = ResultBox<T>()
+    group.enter()
+    Thread.detachNewThread {
+        box.set(Result { try work() })
+        group.leave()
+    }
+    return {
+        group.wait()
+        return try box.get()
+    }
+}
+
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+
+    func set(_ value: Result<T, any Error>) {
+        lock.withLock { result = value }
+    }
+
+    func get() throws -> T {
+        // Only called after the DispatchGroup says the value is set.
+        try lock.withLock { result! }.get()
+    }
+}
+
+// Serialized: several tests measure that something happens "in well under N seconds", and the
+// test machines have two cores; running the 25 MiB upload beside them would only add noise.
+@Suite("HTTPServer", .serialized)
+struct HTTPServerTests {
+    @Test("A POST reaches the handler intact and the response comes back intact (URLSession)")
+    func roundTrip() async throws {
+        let log = RequestLog()
+        let server = try makeServer(log: log) { request in
+            HTTPResponse(
+                status: 202,
+                headers: [("Content-Type", "text/plain; charset=utf-8"), ("X-Echo-Path", request.path)],
+                body: Data("got \(request.body.count) bytes".utf8))
+        }
+        defer { server.stop() }
+        #expect(server.port > 0)
+
+        let body = Data(#"{"action":"completed","n":1}"#.utf8)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/webhook/github?x=1&y=a%20b"))
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("workflow_job", forHTTPHeaderField: "X-GitHub-Event")
+        request.setValue("test/1", forHTTPHeaderField: "User-Agent")
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let (data, response) = try await session.data(for: request)
+        let http = try #require(response as? HTTPURLResponse)
+
+        #expect(http.statusCode == 202)
+        #expect(http.value(forHTTPHeaderField: "X-Echo-Path") == "/webhook/github")
+        #expect(http.value(forHTTPHeaderField: "Content-Type") == "text/plain; charset=utf-8")
+        #expect(String(decoding: data, as: UTF8.self) == "got \(body.count) bytes")
+
+        let seen = try #require(log.all.first)
+        #expect(log.all.count == 1)
+        #expect(seen.method == "POST")
+        #expect(seen.path == "/webhook/github")
+        #expect(seen.query == "x=1&y=a%20b")
+        #expect(seen.body == body)
+        #expect(seen.header("x-github-event") == "workflow_job")
+        #expect(seen.header("X-GitHub-Event") == "workflow_job")
+        #expect(seen.headers["content-type"] == "application/json")
+        #expect(seen.headers["content-length"] == "\(body.count)")
+        #expect(seen.remoteAddress == "127.0.0.1")
+        expectNoLiveRequests(server)
+    }
+
+    @Test("Headers: names lowercased, repeats joined; targets without a query; an empty JSON response")
+    func headersAndTargets() throws {
+        let log = RequestLog()
+        let server = try makeServer(log: log) { _ in HTTPResponse(status: 204) }
+        defer { server.stop() }
+
+        let response = try RawHTTPClient.request(
+            port: server.port, method: "GET", target: "/status",
+            headers: [("X-Thing", "a"), ("x-thing", "b"), ("Accept", "*/*")])
+        #expect(response.status == 204)
+        #expect(response.body.isEmpty)
+        let trailing = try RawHTTPClient.request(port: server.port, method: "DELETE", target: "/x?")
+        #expect(trailing.status == 204)
+
+        let seen = log.all
+        #expect(seen.count == 2)
+        #expect(seen.first?.method == "GET")
+        #expect(seen.first?.path == "/status")
+        #expect(seen.first?.query == nil)
+        #expect(seen.first?.headers["x-thing"] == "a, b")
+        #expect(seen.first?.body.isEmpty == true)
+        #expect(seen.last?.method == "DELETE")
+        #expect(seen.last?.path == "/x")
+        #expect(seen.last?.query == "")
+        expectNoLiveRequests(server)
+    }
+
+    @Test("HTTPResponse.json: application/json, canonical body and a newline")
+    func jsonResponse() throws {
+        let server = try makeServer { _ in .json(200, ["b": 1, "a": ["x", nil]]) }
+        defer { server.stop() }
+        let response = try RawHTTPClient.request(port: server.port, method: "GET", target: "/")
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(String(decoding: response.body, as: UTF8.self) == "{\"a\":[\"x\",null],\"b\":1}\n")
+    }
+
+    @Test("A status libmicrohttpd would refuse becomes a 500, still exactly one response")
+    func invalidStatus() throws {
+        let server = try makeServer { _ in HTTPResponse(status: 42) }
+        defer { server.stop() }
+        let response = try RawHTTPClient.request(port: server.port)
+        #expect(response.status == 500)
+        #expect(response.json?["error"] as? String == "internal_error")
+        expectNoLiveRequests(server)
+    }
+
+    @Test("Two requests on one keep-alive connection each get their own state")
+    func keepAlive() throws {
+        let log = RequestLog()
+        let server = try makeServer(log: log) { request in
+            HTTPResponse(status: 200, body: request.body)
+        }
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        try client.send("POST /one HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc")
+        let first = try client.readResponse()
+        try client.send("POST /two HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nde")
+        let second = try client.readResponse()
+        #expect(first.status == 200 && first.body == Data("abc".utf8))
+        #expect(second.status == 200 && second.body == Data("de".utf8))
+        #expect(log.all.map(\.path) == ["/one", "/two"])
+        expectNoLiveRequests(server)
+    }
+
+    @Test("A 25 MiB body is accepted when the limit is 25 MiB")
+    func largestBodyAccepted() throws {
+        let size = 25 * 1024 * 1024
+        var body = Data(count: size)
+        body.withUnsafeMutableBytes { (bytes: UnsafeMutableRawBufferPointer) in
+            for index in stride(from: 0, to: size, by: 4096) {
+                bytes[index] = UInt8(truncatingIfNeeded: index >> 12)
+            }
+        }
+        let expected = body
+        let server = try makeServer(maxBodyBytes: size) { request in
+            request.body == expected ? .json(200, ["bytes": .number(Double(request.body.count))]) : .json(400, [:])
+        }
+        defer { server.stop() }
+        let response = try RawHTTPClient.request(
+            port: server.port, headers: [("Content-Type", "application/octet-stream")], body: body)
+        #expect(response.status == 200)
+        #expect(response.json?["bytes"] as? Int == size)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("Content-Length over the limit is answered 413 before the body is read; the handler never runs")
+    func declaredTooLarge() throws {
+        let log = RequestLog()
+        let server = try makeServer(log: log)
+        defer { server.stop() }
+
+        // Only the head is sent: the answer must not wait for 25 MiB + 1 bytes that never come.
+        let client = try RawHTTPClient(port: server.port)
+        try client.send(
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(25 * 1024 * 1024 + 1)\r\n\r\n")
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.json?["error"] as? String == "payload_too_large")
+        #expect(response.json?["limit_bytes"] as? Int == 25 * 1024 * 1024)
+        // libmicrohttpd closes a connection whose request body it did not read.
+        #expect(try client.waitForClose())
+
+        // The same with `Expect: 100-continue`: no 100 is sent, the 413 comes straight away.
+        let polite = try RawHTTPClient(port: server.port)
+        try polite.send("POST /webhook HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 99999999\r\n\r\n")
+        #expect(try polite.readResponse().status == 413)
+
+        #expect(log.all.isEmpty)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("A chunked upload that grows past the limit is answered 413 at its end; the handler never runs")
+    func chunkedTooLarge() throws {
+        let log = RequestLog()
+        let server = try makeServer(maxBodyBytes: 1024, log: log)
+        defer { server.stop() }
+
+        let client = try RawHTTPClient(port: server.port)
+        var request = "POST /webhook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        for _ in 0..<3 { request += "3E8\r\n" + String(repeating: "x", count: 1000) + "\r\n" }
+        request += "0\r\n\r\n"
+        try client.send(request)
+        let response = try client.readResponse()
+        #expect(response.status == 413)
+        #expect(response.json?["error"] as? String == "payload_too_large")
+        #expect(log.all.isEmpty)
+
+        // Under the limit, the same encoding arrives de-chunked.
+        let small = try RawHTTPClient(port: server.port)
+        try small.send(
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                + "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        #expect(try small.readResponse().status == 200)
+        #expect(log.all.map(\.body) == [Data("hello world".utf8)])
+        expectNoLiveRequests(server)
+    }
+
+    @Test("IPv6 loopback [::1]:0 serves requests")
+    func ipv6Loopback() throws {
+        guard Self.hasIPv6Loopback() else {
+            // Recorded reason: containers started with IPv6 disabled have no ::1.
+            print("skipped: this machine has no IPv6 loopback (::1 cannot be bound)")
+            return
+        }
+        let log = RequestLog()
+        let server = try makeServer(listen: "[::1]:0", log: log)
+        defer { server.stop() }
+        #expect(server.address?.isIPv6 == true)
+        let response = try RawHTTPClient.request(host: "::1", port: server.port, body: Data("{}".utf8))
+        #expect(response.status == 200)
+        #expect(log.all.first?.remoteAddress == "::1")
+        expectNoLiveRequests(server)
+    }
+
+    @Test("[::]:0 is dual-stack: IPv4 clients reach it and are reported as IPv4")
+    func dualStack() throws {
+        guard Self.hasIPv6Loopback() else {
+            print("skipped: this machine has no IPv6 loopback (::1 cannot be bound)")
+            return
+        }
+        let log = RequestLog()
+        let server = try makeServer(listen: "[::]:0", log: log)
+        defer { server.stop() }
+        #expect(try RawHTTPClient.request(host: "127.0.0.1", port: server.port).status == 200)
+        #expect(try RawHTTPClient.request(host: "::1", port: server.port).status == 200)
+        #expect(log.all.map(\.remoteAddress) == ["127.0.0.1", "::1"])
+    }
+
+    @Test("A slow client holding half a request line does not delay a normal request")
+    func slowClientDoesNotBlock() throws {
+        // One polling thread: if a stalled connection could hold it, the normal request would wait
+        // for the 15 s idle timeout.
+        let server = try makeServer(connectionTimeout: 15, threadPoolSize: 1)
+        defer { server.stop() }
+        let slow = try RawHTTPClient(port: server.port)
+        try slow.send("POST /webh")
+        let slowHeaders = try RawHTTPClient(port: server.port)
+        try slowHeaders.send("POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"partial\":")
+        usleep(100_000)
+
+        let started = Date()
+        let response = try RawHTTPClient.request(port: server.port, body: Data("{}".utf8))
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(response.status == 200)
+        #expect(elapsed < 5, "a normal request took \(elapsed) s next to a stalled one")
+        // The stalled requests are still open (their states alive) until they time out.
+        #expect(server.requestsInFlight >= 1)
+    }
+
+    @Test("A connection idle past connectionTimeout is closed by the server, and its state released")
+    func idleConnectionClosed() throws {
+        let log = RequestLog()
+        let server = try makeServer(connectionTimeout: 1, log: log)
+        defer { server.stop() }
+
+        let idle = try RawHTTPClient(port: server.port)
+        // A request line and part of the headers: the request's state exists from here on.
+        try idle.send("POST /webhook HTTP/1.1\r\nHost: x\r\n")
+        let started = Date()
+        #expect(try idle.waitForClose())
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 8, "closed only after \(elapsed) s")
+        let silent = try RawHTTPClient(port: server.port)
+        #expect(try silent.waitForClose())
+        #expect(log.all.isEmpty)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("A handler that blocks on one connection does not block a request on another")
+    func blockingHandlerUsesThePool() throws {
+        let release = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let server = try makeServer(threadPoolSize: 4) { request in
+            if request.path == "/slow" {
+                entered.signal()
+                // Blocks like a database commit would: until /fast has been answered (or 10 s).
+                let released = release.wait(timeout: .now() + 10) == .success
+                usleep(300_000)
+                return .json(200, ["released": .bool(released)])
+            }
+            release.signal()
+            return .json(200, ["fast": true])
+        }
+        defer { server.stop() }
+
+        let slow = onThread { try RawHTTPClient.request(port: server.port, target: "/slow") }
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        let started = Date()
+        let fast = try RawHTTPClient.request(port: server.port, target: "/fast")
+        let fastElapsed = Date().timeIntervalSince(started)
+        #expect(fast.status == 200)
+        #expect(fastElapsed < 5)
+        let slowResponse = try slow()
+        #expect(slowResponse.status == 200)
+        #expect(slowResponse.json?["released"] as? Bool == true)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("stop() refuses new connections and can be called again")
+    func stopRefusesConnections() throws {
+        let server = try makeServer()
+        let port = server.port
+        #expect(try RawHTTPClient.request(port: port).status == 200)
+        server.stop()
+        #expect(throws: RawHTTPClient.Failure.self) { try RawHTTPClient(port: port) }
+        server.stop()
+        server.stop(drainTimeout: 1)
+        #expect(server.requestsInFlight == 0)
+    }
+
+    @Test("stop(drainTimeout:) lets a request in its handler finish")
+    func stopDrains() throws {
+        let entered = DispatchSemaphore(value: 0)
+        let server = try makeServer { _ in
+            entered.signal()
+            usleep(300_000)
+            return .json(202, ["stored": true])
+        }
+        let pending = onThread { try RawHTTPClient.request(port: server.port) }
+        #expect(entered.wait(timeout: .now() + 10) == .success)
+        server.stop(drainTimeout: 5)
+        #expect(try pending().status == 202)
+        #expect(server.requestsInFlight == 0)
+    }
+
+    @Test("A client that disconnects mid-body releases its state; the handler never runs")
+    func abortedUpload() throws {
+        let log = RequestLog()
+        let server = try makeServer(log: log)
+        defer { server.stop() }
+        do {
+            let client = try RawHTTPClient(port: server.port)
+            try client.send("POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"half\":")
+            usleep(100_000)
+        }
+        expectNoLiveRequests(server)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test("Headers within maxHeaderBytes pass; a much larger header block is refused by libmicrohttpd")
+    func headerLimit() throws {
+        let log = RequestLog()
+        let server = try makeServer(maxHeaderBytes: 32 * 1024, log: log)
+        defer { server.stop() }
+
+        let fits = String(repeating: "a", count: 30 * 1024)
+        let ok = try RawHTTPClient.request(port: server.port, headers: [("X-Big", fits)])
+        #expect(ok.status == 200)
+        #expect(log.all.first?.headers["x-big"]?.count == fits.count)
+
+        let tooBig = String(repeating: "b", count: 200 * 1024)
+        let client = try RawHTTPClient(port: server.port)
+        try? client.send("POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: \(tooBig)\r\nContent-Length: 0\r\n\r\n")
+        if let refused = try? client.readResponse() {
+            #expect(refused.status == 431 || refused.status == 413)
+        }
+        #expect(log.all.count == 1)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("Bad configuration is refused with a reason that names the input")
+    func configurationErrors() {
+        #expect(throws: HTTPServerError.invalidListenAddress(text: "nowhere", reason: "expected HOST:PORT")) {
+            _ = try HTTPServer(configuration: .init(listen: "nowhere")) { _ in HTTPResponse(status: 200) }
+        }
+        #expect(throws: HTTPServerError.invalidConfiguration("threadPoolSize must be 1 to 256")) {
+            _ = try HTTPServer(configuration: .init(listen: "127.0.0.1:0", threadPoolSize: 0)) { _ in
+                HTTPResponse(status: 200)
+            }
+        }
+    }
+
+    @Test("A port in use is a startFailed error naming the address")
+    func portInUse() throws {
+        let first = try makeServer()
+        defer { first.stop() }
+        do {
+            _ = try makeServer(listen: "127.0.0.1:\(first.port)")
+            Issue.record("a second server bound the same port")
+        } catch {
+            guard let error = error as? HTTPServerError, case .startFailed(let address, _, _) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(address == "127.0.0.1:\(first.port)")
+            #expect(error.description.contains("127.0.0.1:\(first.port)"))
+        }
+    }
+
+    @Test("An already listening socket (systemd socket activation) is served")
+    func listenFileDescriptor() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let server = try HTTPServer(
+            configuration: .init(listen: "ignored", listenFileDescriptor: fd)
+        ) { _ in .json(200, ["socket": "activated"]) }
+        defer { server.stop() }
+        #expect(server.port == port)
+        #expect(server.address == nil)
+        #expect(try RawHTTPClient.request(port: port).json?["socket"] as? String == "activated")
+    }
+
+    /// Whether `::1` can be bound here (some containers run without IPv6).
+    static func hasIPv6Loopback() -> Bool {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+            }
+        }
+    }
+}
