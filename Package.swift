@@ -21,8 +21,11 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // The libmicrohttpd wrapper, request limits and the webhook signature check.
         .target(name: "WebhookServer", dependencies: ["BridgeCore", "CMicroHTTPD", "COpenSSL"]),
+        // The PushWard REST client: requests, problem bodies (FoundationNetworking).
+        .target(name: "PushWardClient", dependencies: ["BridgeCore"]),
         // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
-        .target(name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer"]),
+        .target(
+            name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient"]),
         .executableTarget(name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore"]),
         .testTarget(
             name: "BridgeCoreTests",

@@ -11,6 +11,8 @@ public actor BridgeService {
 
     private let database: BridgeDatabase
     private var engine: BridgeEngine
+    /// Cards with a request out: nothing more is planned for them until it comes back.
+    private var inFlight: Set<String> = []
     private let configuration: BridgeConfiguration
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -139,12 +141,17 @@ public actor BridgeService {
 
     // MARK: Dispatching
 
-    /// Moves time on (completions by grace) and returns every request due now, one per card.
+    /// Moves time on (completions by grace) and returns every request due now, one per card and
+    /// none for a card whose previous request is still out: ten changes during one request become
+    /// one follow-up, computed from the latest state when it is sent.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         engine.advance(to: now)
         var due: [PlannedRequest] = []
-        for slug in engine.sessions.keys.sorted() {
-            if case .send(let planned) = engine.decide(slug: slug, at: now) { due.append(planned) }
+        for slug in engine.sessions.keys.sorted() where !inFlight.contains(slug) {
+            guard case .send(let planned) = engine.decide(slug: slug, at: now) else { continue }
+            guard engine.admitRequest(at: now) else { break }
+            due.append(planned)
+            inFlight.insert(slug)
         }
         persistChanges(at: now)
         return due
@@ -159,8 +166,81 @@ public actor BridgeService {
 
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the
     /// acknowledged content as it was, so the next attempt is computed against what PushWard holds.
-    public func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
-        if let status, (200..<300).contains(status) { engine.acknowledge(planned, at: now) }
+    public func complete(_ planned: PlannedRequest, answer: PushWardAnswer, dryRun: Bool, at now: UnixTime) {
+        inFlight.remove(planned.request.slug)
+        let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
+        let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
+        let status: Int?
+        let detail: String?
+        switch answer {
+        case .success(let code):
+            status = code
+            detail = nil
+        case .problem(let problem):
+            status = problem.status
+            detail = problem.summary
+        case .noAnswer(let reason):
+            status = nil
+            detail = reason
+        }
+        report(effect, planned: planned, quotaWasExhausted: quotaWasExhausted)
+        wakeups.signal()
+        record(planned, status: status, outcome: dryRun ? "dry-run" : Self.outcome(effect), detail: detail, at: now)
+    }
+
+    static func outcome(_ effect: AnswerEffect) -> String {
+        switch effect {
+        case .acknowledged: "acknowledged"
+        case .willRetry: "retry"
+        case .recreating: "recreate"
+        case .rejected: "rejected"
+        case .rateLimited: "rate_limited"
+        case .quotaExhausted: "quota_exhausted"
+        case .unauthorized: "unauthorized"
+        }
+    }
+
+    /// One log line per decision, at the level a person should see it.
+    private func report(_ effect: AnswerEffect, planned: PlannedRequest, quotaWasExhausted: Bool) {
+        var metadata: [String: JSONValue] = [
+            "activity.slug": .string(planned.request.slug), "push.kind": .string(planned.kind.rawValue),
+            "run.id": .number(Double(planned.run.runID)), "run.attempt": .number(Double(planned.run.attempt)),
+            "github.repository": .string(planned.run.repository),
+        ]
+        switch effect {
+        case .acknowledged:
+            logger.debug("PushWard acknowledged a request", metadata)
+        case .willRetry(let retryAt, let breakerOpened):
+            metadata["push.retry_at"] = .number(retryAt)
+            logger.info("PushWard did not take a request; the card retries with its latest state", metadata)
+            if breakerOpened {
+                logger.warning("PushWard keeps failing: pausing all requests, then probing with one", metadata)
+            }
+        case .recreating:
+            logger.warning("the activity was deleted on PushWard; creating it again and sending it whole", metadata)
+        case .rejected(let detail):
+            metadata["push.problem"] = .string(detail)
+            logger.error("PushWard rejected a request; it is not sent again (a bug in the bridge)", metadata)
+        case .rateLimited(let until):
+            metadata["push.resume_at"] = .number(until)
+            logger.warning("PushWard rate limit reached; every card waits", metadata)
+        case .quotaExhausted(let until):
+            metadata["push.resume_at"] = .number(until)
+            if !quotaWasExhausted {
+                logger.error("PushWard quota exhausted: nothing is sent until it resets; cards keep computing", metadata)
+            }
+        case .unauthorized(let status, let until):
+            metadata["push.resume_at"] = .number(until)
+            metadata["push.status"] = .number(Double(status))
+            if status == 401 {
+                logger.error("PushWard refused the API key (401): it is wrong or revoked; fix pushward.api_key", metadata)
+            } else {
+                logger.error("PushWard refused the API key (403): it lacks the activity:manage scope", metadata)
+            }
+        }
+    }
+
+    private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
         do {
             try database.connection.transaction {
                 try database.insert(

@@ -2,11 +2,14 @@ import BridgeCore
 import BridgeStore
 import Dispatch
 import Foundation
+import PushWardClient
 import WebhookServer
 
 /// `serve`: opens the database, restores the core's state, listens for webhooks, dispatches, and
 /// stops in order on SIGTERM/SIGINT (stop intake, let in-flight work finish, close).
 public final class Daemon: @unchecked Sendable {
+    /// The bridge's version, in `version` and the PushWard `User-Agent`.
+    public static let version = "0.1.0"
     public let configuration: BridgeConfiguration
     public let logger: Logger
     public let counters = IngressCounters()
@@ -31,9 +34,15 @@ public final class Daemon: @unchecked Sendable {
         var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
         serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
         server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
-        let dryRun = configuration.apiKey == nil
-        let dispatcher = Dispatcher(
-            service: service, transport: transport ?? DryRunTransport(), logger: logger)
+        let dryRun = configuration.apiKey == nil && transport == nil
+        let chosenTransport: any PushWardTransport =
+            transport
+            ?? configuration.apiKey.map { key in
+                HTTPTransport(
+                    client: PushWardClient(
+                        configuration: .init(baseURL: configuration.pushwardURL, apiKey: key, version: Daemon.version)))
+            } ?? DryRunTransport()
+        let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         tasks.append(Task { await dispatcher.run() })
         let service = service
         let retentionLogger = logger

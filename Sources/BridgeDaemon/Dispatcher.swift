@@ -21,40 +21,24 @@ public struct Dispatcher: Sendable {
         self.clock = clock
     }
 
-    /// Runs until the task is cancelled.
+    /// Runs until the task is cancelled, then lets the requests already out finish (the daemon's
+    /// shutdown deadline bounds that), so an acknowledged request is always recorded.
     public func run() async {
-        while !Task.isCancelled {
-            await runOnce()
-            let now = clock()
-            let next = await service.nextWakeup(after: now)
-            let sleep = min(maximumSleep, max(0.005, (next ?? now + maximumSleep) - now))
-            await service.wakeups.wait(atMost: sleep)
-        }
-    }
-
-    /// Sends everything due now (and what that makes due at once, such as a create's first frame).
-    public func runOnce() async {
-        for _ in 0..<64 {
-            let due = await service.dueRequests(at: clock())
-            guard !due.isEmpty else { return }
-            await withTaskGroup(of: Void.self) { group in
-                for planned in due {
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                let now = clock()
+                for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }
+                let next = await service.nextWakeup(after: clock())
+                let sleep = min(maximumSleep, max(0.005, (next ?? now + maximumSleep) - clock()))
+                await service.wakeups.wait(atMost: sleep)
             }
         }
     }
 
     private func send(_ planned: PlannedRequest) async {
-        let result = await transport.send(planned.request)
-        await service.record(
-            planned, status: result.status, outcome: result.outcome, detail: result.detail, at: clock())
-        logger.debug(
-            "sent a request to PushWard",
-            [
-                "activity.slug": .string(planned.request.slug), "push.kind": .string(planned.kind.rawValue),
-                "push.status": result.status.map { .number(Double($0)) } ?? .null,
-                "push.outcome": .string(result.outcome),
-            ])
+        let answer = await transport.send(planned.request)
+        await service.complete(planned, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 }

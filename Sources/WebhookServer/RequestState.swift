@@ -20,6 +20,8 @@ final class RequestState {
     var headers: [String: String] = [:]
     var remoteAddress: String?
     var body = Data()
+    /// The size of the header block as sent: each `Name: value` line with its CRLF.
+    var headerBytes = 0
 
     /// False until the first access-handler call (headers complete) has been processed.
     var headersProcessed = false
@@ -38,6 +40,7 @@ final class RequestState {
 
     /// Adds one received header, joining repeats with ", " as RFC 9110 allows for list headers.
     func addHeader(name: String, value: String) {
+        headerBytes += name.utf8.count + value.utf8.count + 4
         let key = name.lowercased()
         if let existing = headers[key] {
             headers[key] = existing + ", " + value

@@ -1,7 +1,7 @@
 import Foundation
 
-/// What every libmicrohttpd callback of one daemon shares: the handler, the body limit, and the
-/// count of live per-request states.
+/// What every libmicrohttpd callback of one daemon shares: the handler, the limits, and the count
+/// of live per-request states.
 ///
 /// The server keeps it alive for as long as the daemon runs and hands libmicrohttpd an unretained
 /// pointer to it; `HTTPServer.stop()` joins libmicrohttpd's threads before the server can let go
@@ -11,14 +11,17 @@ final class ServerContext: @unchecked Sendable {
     let handler: @Sendable (HTTPRequest) -> HTTPResponse
     /// The largest body, in bytes, handed to `handler`.
     let maxBodyBytes: Int
+    /// The largest request line plus header block, in bytes, handed to `handler`.
+    let maxHeaderBytes: Int
 
     /// Guards `liveStates`; callbacks run on several pool threads at once.
     private let lock = NSLock()
     private var liveStates = 0
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int) {
+    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxHeaderBytes: Int) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
+        self.maxHeaderBytes = maxHeaderBytes
     }
 
     /// How many `RequestState`s exist: requests between their request line and their completion

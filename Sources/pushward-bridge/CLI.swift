@@ -4,7 +4,7 @@ import Foundation
 
 /// What every command shares: messages on stderr, usage errors, configuration loading.
 enum CLI {
-    static let version = "0.1.0"
+    static let version = Daemon.version
 
     static let help = """
         Usage: pushward-bridge <command> [options]

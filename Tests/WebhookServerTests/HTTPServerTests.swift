@@ -415,22 +415,37 @@ struct HTTPServerTests {
         #expect(log.all.isEmpty)
     }
 
-    @Test("Headers within maxHeaderBytes pass; a much larger header block is refused by libmicrohttpd")
+    @Test("Headers up to maxHeaderBytes pass; over it the server answers 431; far over it libmicrohttpd does")
     func headerLimit() throws {
+        let limit = 32 * 1024
         let log = RequestLog()
-        let server = try makeServer(maxHeaderBytes: 32 * 1024, log: log)
+        let server = try makeServer(maxHeaderBytes: limit, log: log) { request in
+            // A response with a sizeable header block: it must still fit the connection's pool.
+            HTTPResponse(
+                status: 200, headers: [("X-Padding", String(repeating: "p", count: 2000))],
+                body: Data(count: request.body.count))
+        }
         defer { server.stop() }
 
-        let fits = String(repeating: "a", count: 30 * 1024)
-        let ok = try RawHTTPClient.request(port: server.port, headers: [("X-Big", fits)])
+        // Request line (~30 bytes) + Host + Connection + Content-Length + X-Big stay under 32 KiB.
+        let fits = String(repeating: "a", count: limit - 200)
+        let ok = try RawHTTPClient.request(port: server.port, headers: [("X-Big", fits)], body: Data(count: 1 << 20))
         #expect(ok.status == 200)
+        #expect(ok.body.count == 1 << 20)
+        #expect(ok.headers["x-padding"]?.count == 2000)
         #expect(log.all.first?.headers["x-big"]?.count == fits.count)
 
-        let tooBig = String(repeating: "b", count: 200 * 1024)
+        let over = try RawHTTPClient.request(port: server.port, headers: [("X-Big", fits + String(repeating: "a", count: 400))])
+        #expect(over.status == 431)
+        #expect(over.json?["error"] as? String == "headers_too_large")
+        #expect(over.json?["limit_bytes"] as? Int == limit)
+
+        // Beyond libmicrohttpd's pool: its own 431 (an HTML page), or a closed connection if the
+        // client is still sending when it gives up.
         let client = try RawHTTPClient(port: server.port)
-        try? client.send("POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: \(tooBig)\r\nContent-Length: 0\r\n\r\n")
+        try? client.send("POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200 * 1024))\r\n\r\n")
         if let refused = try? client.readResponse() {
-            #expect(refused.status == 431 || refused.status == 413)
+            #expect(refused.status == 431)
         }
         #expect(log.all.count == 1)
         expectNoLiveRequests(server)

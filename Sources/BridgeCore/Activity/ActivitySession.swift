@@ -28,6 +28,19 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     public var lastPatchAt: UnixTime?
     /// When the end frame was acknowledged.
     public var finalShownAt: UnixTime?
+    /// Not before this: a backoff after failures; nil when the card may send now.
+    public var retryAt: UnixTime?
+    /// Consecutive failed requests (no answer, 5xx): the backoff's exponent.
+    public var failures: Int = 0
+    /// A body PushWard refused (422 and other 4xx): never sent again; the next different state
+    /// goes out as a full frame.
+    public var rejectedBody: JSONValue?
+    /// After a refusal the acknowledged content is in doubt: the next frame sets every field.
+    public var needsFullFrame: Bool = false
+    /// The last problem PushWard reported for this card, for maintainers (`runs show`); kept after
+    /// later successes so it can still be read.
+    public var lastProblem: String?
+    public var lastProblemAt: UnixTime?
 
     public init(identity: ActivityIdentity) {
         self.identity = identity
@@ -36,6 +49,7 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         self.acknowledged = nil
         self.lastPatchAt = nil
         self.finalShownAt = nil
+        self.retryAt = nil
     }
 
     /// Hands the card to `run`: its lifecycle starts over with a POST.
@@ -43,5 +57,7 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         owner = run
         phase = .needsCreate
         finalShownAt = nil
+        rejectedBody = nil
+        needsFullFrame = false
     }
 }

@@ -21,6 +21,18 @@ public enum Reconciler {
     public static func decide(
         session: ActivitySession, desired: DesiredActivity, settings: ActivitySettings, now: UnixTime
     ) -> ReconcileDecision {
+        if session.phase != .ended, let retryAt = session.retryAt, now < retryAt { return .wait(until: retryAt) }
+        let decision = nextRequest(session: session, desired: desired, settings: settings, now: now)
+        // A body PushWard refused is never sent again: only a different desired state goes out.
+        if case .send(let planned) = decision, let rejected = session.rejectedBody, planned.request.body == rejected {
+            return .idle
+        }
+        return decision
+    }
+
+    static func nextRequest(
+        session: ActivitySession, desired: DesiredActivity, settings: ActivitySettings, now: UnixTime
+    ) -> ReconcileDecision {
         let slug = session.identity.slug
         switch session.phase {
         case .ended:
@@ -44,12 +56,13 @@ public enum Reconciler {
                     request: PushWardRequest(method: .post, slug: slug, body: body), kind: .create, run: desired.run))
         case .needsFirstFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
-            var content = Dictionary(uniqueKeysWithValues: ownedFields.map { ($0, JSONValue.null) })
-            content.merge(desired.content) { _, wanted in wanted }
-            content.merge(windowPatch(desired: desired, acknowledged: nil, now: now)) { _, window in window }
             // A run first seen already over goes straight to its end frame, as a full frame.
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .firstFrame
-            return patch(slug, state: "ongoing", content: content, kind: kind, run: desired.run)
+            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
+        case .live where session.needsFullFrame:
+            if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
+            let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .update
+            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
         case .live:
             let acknowledged = session.acknowledged
             let content = diff(acknowledged: acknowledged?.content ?? [:], desired: desired, now: now)
@@ -71,11 +84,23 @@ public enum Reconciler {
         }
     }
 
+    /// Every owned field set or nulled: what a first frame (or the frame after a refusal) sends.
+    static func fullFrame(_ desired: DesiredActivity, now: UnixTime) -> [String: JSONValue] {
+        var content = Dictionary(uniqueKeysWithValues: ownedFields.map { ($0, JSONValue.null) })
+        content.merge(desired.content) { _, wanted in wanted }
+        content.merge(windowPatch(desired: desired, acknowledged: nil, now: now)) { _, window in window }
+        return content
+    }
+
     /// The session after PushWard acknowledged `planned` (a 2xx).
     public static func acknowledge(
         _ planned: PlannedRequest, session: ActivitySession, settings: ActivitySettings, at now: UnixTime
     ) -> ActivitySession {
         var session = session
+        session.retryAt = nil
+        session.failures = 0
+        session.rejectedBody = nil
+        if planned.request.method == .patch { session.needsFullFrame = false }
         switch planned.kind {
         case .create:
             // A re-POST keeps whatever content the slug had: unknown until the first frame.

@@ -19,6 +19,7 @@ extension BridgeEngine {
         var times: [UnixTime] = runs.values.compactMap { state in
             state.completion == nil ? inferredCompletionDue(state) : nil
         }
+        if let blocked = gate.blockedUntil(at: now) { times.append(blocked) }
         for (slug, session) in sessions {
             if let owner = session.owner, let completion = runs[owner]?.completion {
                 times.append(completion.recognizedAt + settings.endDelay)

@@ -19,6 +19,8 @@ public struct BridgeEngine: Sendable {
     var runsBySlug: [String: Set<RunKey>] = [:]
     /// What changed since the last `takeChanges()`: the rows the daemon must write.
     public var changes = EngineChanges()
+    /// What holds back every request (quota, rate limit, refused key, circuit breaker).
+    public var gate = DispatchGate()
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
@@ -206,8 +208,10 @@ public struct EngineChanges: Sendable, Equatable {
     public var runs: Set<RunKey> = []
     public var slugs: Set<String> = []
     public var history: Set<RunKey> = []
+    /// The dispatch gate changed.
+    public var gate = false
 
     public init() {}
 
-    public var isEmpty: Bool { runs.isEmpty && slugs.isEmpty && history.isEmpty }
+    public var isEmpty: Bool { runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate }
 }

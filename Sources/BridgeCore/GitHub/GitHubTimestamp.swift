@@ -9,8 +9,8 @@
 /// digits) and numeric offsets (`+00:00`, `-07:00`, as the REST API sends). Anything else —
 /// missing parts, out-of-range fields, trailing text — is nil: the caller decides whether that is
 /// an error.
-enum GitHubTimestamp {
-    static func parse(_ text: String) -> UnixTime? {
+public enum GitHubTimestamp {
+    public static func parse(_ text: String) -> UnixTime? {
         var text = text
         // Strings decoded from JSON are native and contiguous, so this closure runs without copying.
         return text.withUTF8 { parse(bytes: $0) }

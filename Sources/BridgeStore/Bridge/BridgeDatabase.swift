@@ -70,6 +70,14 @@ public final class BridgeDatabase {
             guard let summary = engine.history.summaries.last(where: { $0.key == key }) else { continue }
             try saveHistory(summary)
         }
+        if changes.gate {
+            try connection.run(
+                """
+                INSERT INTO dispatch_state (id, gate, updated_at) VALUES (1, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET gate = excluded.gate, updated_at = excluded.updated_at
+                """,
+                [.text(try json(engine.gate)), .real(now)])
+        }
         var slugs = changes.slugs
         for key in changes.runs { if let slug = engine.slugs[key] { slugs.insert(slug) } }
         for slug in slugs.sorted() {
@@ -211,6 +219,9 @@ public final class BridgeDatabase {
             engine.restore(
                 session: try decode(ActivitySession.self, session),
                 floor: try floor.map { try decode(ProgressFloor.self, $0) })
+        }
+        if let gate = try connection.queryOne("SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" }) {
+            engine.gate = try decode(DispatchGate.self, gate)
         }
         _ = engine.takeChanges()
         return engine

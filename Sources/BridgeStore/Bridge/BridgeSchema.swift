@@ -110,5 +110,14 @@ public enum BridgeSchema {
                 CREATE INDEX pushes_by_run ON pushes (repository, run_id, attempt);
                 CREATE INDEX pushes_by_slug ON pushes (slug, sent_at);
                 """),
+        Migration(
+            name: "keep the dispatch gate (quota, rate limit, refused key, circuit breaker)",
+            sql: """
+                CREATE TABLE dispatch_state (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    gate TEXT NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                """),
     ]
 }

@@ -1,0 +1,19 @@
+/// What a PushWard answer did, for the log line and the metrics: each is said once, where the
+/// decision is made.
+public enum AnswerEffect: Sendable, Equatable {
+    /// 2xx: the acknowledged content moved on.
+    case acknowledged
+    /// No answer or a 5xx: the card tries again at `retryAt` (with the latest state, not a backlog);
+    /// `breakerOpened` when this failure opened the circuit breaker.
+    case willRetry(retryAt: UnixTime, breakerOpened: Bool)
+    /// 404 on a PATCH: the activity was deleted on the server; it is created again and sent whole.
+    case recreating
+    /// 422 or another 4xx: the body is never sent again; the problem is kept on the card.
+    case rejected(detail: String)
+    /// 429 `rate_limit.exceeded`: every card waits until then.
+    case rateLimited(until: UnixTime)
+    /// 429 `quota.exceeded`: nothing is sent until the quota resets; cards keep computing.
+    case quotaExhausted(until: UnixTime)
+    /// 401/403: the key is wrong or lacks scope; retried then.
+    case unauthorized(status: Int, until: UnixTime)
+}

@@ -1,0 +1,37 @@
+/// What PushWard answered to one request, as the core needs it: a 2xx, a problem (RFC 9457 or
+/// the legacy `{"error": …}`), or no answer at all.
+public enum PushWardAnswer: Sendable, Equatable {
+    case success(status: Int)
+    case problem(PushWardProblem)
+    /// Connection refused or reset, timeout, TLS failure: nothing came back.
+    case noAnswer(reason: String)
+}
+
+/// A non-2xx answer with what its body said.
+public struct PushWardProblem: Sendable, Equatable, Codable {
+    public var status: Int
+    /// The stable machine code (`activity.content_invalid`, `quota.exceeded`, …); nil when the body
+    /// had none.
+    public var code: String?
+    public var detail: String?
+    /// Seconds to wait, from `Retry-After` or `retry_after_ms`.
+    public var retryAfter: Double?
+    /// When a monthly quota comes back (`reset_at`), for `quota.exceeded`.
+    public var resetAt: UnixTime?
+
+    public init(status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.retryAfter = retryAfter
+        self.resetAt = resetAt
+    }
+
+    /// `422 activity.content_invalid: step_rows[2] must be 1–10`.
+    public var summary: String {
+        var text = String(status)
+        if let code { text += " " + code }
+        if let detail { text += ": " + detail }
+        return text
+    }
+}

@@ -1,0 +1,114 @@
+extension BridgeEngine {
+    /// Applies PushWard's answer to a request the engine planned.
+    ///
+    /// - Parameter jitter: a number in 0…1 from the caller's random source, for the backoff.
+    public mutating func handle(
+        _ answer: PushWardAnswer, for planned: PlannedRequest, at now: UnixTime, jitter: Double
+    ) -> AnswerEffect {
+        let slug = planned.request.slug
+        switch answer {
+        case .success:
+            if gate.breaker.state != .closed || gate.authFailures > 0 || gate.reason != nil {
+                gate.breaker.recordSuccess()
+                gate.authFailures = 0
+                gate.authBlockedUntil = nil
+                gate.reason = nil
+                changes.gate = true
+            }
+            acknowledge(planned, at: now)
+            return .acknowledged
+        case .noAnswer(let reason):
+            return transientFailure(slug: slug, detail: reason, retryAfter: nil, at: now, jitter: jitter)
+        case .problem(let problem):
+            return handle(problem, for: planned, at: now, jitter: jitter)
+        }
+    }
+
+    private mutating func handle(
+        _ problem: PushWardProblem, for planned: PlannedRequest, at now: UnixTime, jitter: Double
+    ) -> AnswerEffect {
+        let slug = planned.request.slug
+        switch problem.status {
+        case 429 where problem.code == "quota.exceeded":
+            let until = max(problem.resetAt ?? now + 3_600, now + 60)
+            gate.quotaPausedUntil = until
+            gate.reason = "PushWard quota exhausted: " + problem.summary
+            changes.gate = true
+            return .quotaExhausted(until: until)
+        case 429:
+            let until = now + min(DispatchGate.rateLimitCap, max(1, problem.retryAfter ?? 1))
+            gate.rateLimitedUntil = until
+            changes.gate = true
+            return .rateLimited(until: until)
+        case 401, 403:
+            gate.authFailures += 1
+            let pause = min(
+                DispatchGate.longestAuthPause, DispatchGate.firstAuthPause * Double(1 << min(gate.authFailures - 1, 10)))
+            let until = now + pause
+            gate.authBlockedUntil = until
+            gate.reason =
+                problem.status == 401
+                ? "PushWard refused the API key (401): it is wrong or revoked; " + problem.summary
+                : "PushWard refused the API key's scope (403): it needs activity:manage; " + problem.summary
+            changes.gate = true
+            return .unauthorized(status: problem.status, until: until)
+        case 404 where planned.request.method == .patch:
+            update(slug) { session in
+                session.phase = .needsCreate
+                session.acknowledged = nil
+                session.lastProblem = problem.summary
+                session.lastProblemAt = now
+            }
+            return .recreating
+        case 500...599, 408:
+            return transientFailure(
+                slug: slug, detail: problem.summary, retryAfter: problem.retryAfter, at: now, jitter: jitter)
+        case 409 where problem.retryAfter != nil:
+            // `activity.limit_exceeded` with a retry hint: the per-user cap frees up as others end.
+            return transientFailure(
+                slug: slug, detail: problem.summary, retryAfter: problem.retryAfter, at: now, jitter: jitter)
+        default:
+            update(slug) { session in
+                session.rejectedBody = planned.request.body
+                if planned.request.method == .patch { session.needsFullFrame = session.phase == .live }
+                session.lastProblem = problem.summary
+                session.lastProblemAt = now
+            }
+            return .rejected(detail: problem.summary)
+        }
+    }
+
+    private mutating func transientFailure(
+        slug: String, detail: String, retryAfter: Double?, at now: UnixTime, jitter: Double
+    ) -> AnswerEffect {
+        let wasOpen = gate.breaker.state == .open
+        gate.breaker.recordFailure(at: now)
+        changes.gate = true
+        var retryAt = now
+        update(slug) { session in
+            session.failures += 1
+            retryAt = now + max(retryAfter ?? 0, RetryPolicy.delay(afterFailures: session.failures, jitter: jitter))
+            session.retryAt = retryAt
+            session.lastProblem = detail
+            session.lastProblemAt = now
+        }
+        return .willRetry(retryAt: retryAt, breakerOpened: !wasOpen && gate.breaker.state == .open)
+    }
+
+    private mutating func update(_ slug: String, _ change: (inout ActivitySession) -> Void) {
+        guard var session = sessions[slug] else { return }
+        change(&session)
+        sessions[slug] = session
+        changes.slugs.insert(slug)
+    }
+
+    /// Whether a request may go out now (quota, rate limit, key refused, circuit breaker); claims
+    /// the breaker's probe slot when it is half open, so only one probe goes.
+    public mutating func admitRequest(at now: UnixTime) -> Bool {
+        guard gate.blockedUntil(at: now) == nil else { return false }
+        let before = gate.breaker
+        let admitted = gate.breaker.admit(at: now)
+        if gate.breaker != before { changes.gate = true }
+        return admitted
+    }
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Pre-generates the benchmark's signed GitHub webhook deliveries as raw HTTP/1.1 requests.
+
+The bodies are the recorded payloads in Tests/BridgeCoreTests/Fixtures, serialised compactly (as
+GitHub sends them) with the run id, job ids, job names, run number and repository varied, so the
+deliveries spread over many runs and repositories. Every request carries a unique
+X-GitHub-Delivery and X-Hub-Signature-256 = sha256=HMAC-SHA256(secret, body).
+
+Per run (11 deliveries): workflow_run requested; for each of 3 jobs (lint, build, test)
+workflow_job queued, in_progress, completed; workflow_run completed. Runs are interleaved: a window
+of --active runs is in flight at once and the next delivery comes from a random one of them
+(seeded, so every pool is the same), each run's own deliveries staying in order.
+
+Output: a pool file read whole by bench/client.c before any timing starts:
+  b"PWBPOOL1\\n", then per request: u32 little-endian length, the request bytes.
+A one-line JSON summary goes to stdout.
+"""
+
+import argparse
+import copy
+import hashlib
+import hmac
+import json
+import random
+import struct
+import sys
+import uuid
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "Tests" / "BridgeCoreTests" / "Fixtures"
+JOB_QUEUED = "workflow_job.queued.attempt10-test.json"
+JOB_COMPLETED = "workflow_job.completed.attempt10-test.json"
+RUN_COMPLETED = "workflow_run.completed.attempt10.json"
+
+FIXTURE_RUN_ID = "6454805877"
+FIXTURE_JOB_ID = "17556741424"
+FIXTURE_REPO = "foo/webhook-testing"
+JOB_NAMES = ["lint", "build", "test"]
+RUN_ID_BASE = 7_000_000_000
+JOB_ID_BASE = 30_000_000_000
+REPO_ID_BASE = 900_000_000
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def load(name):
+    with open(FIXTURES / name, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def set_repository(payload):
+    """Puts placeholders where the repository's identity appears."""
+    repository = payload["repository"]
+    repository["id"] = "@REPOID@"
+    repository["name"] = "@REPONAME@"
+    repository["full_name"] = FIXTURE_REPO  # replaced with every URL below
+
+
+def templates():
+    """The five payload shapes as compact JSON strings with @PLACEHOLDERS@."""
+    job_queued = load(JOB_QUEUED)
+    job_completed = load(JOB_COMPLETED)
+    run_completed = load(RUN_COMPLETED)
+
+    shapes = {}
+    for payload in (job_queued, job_completed):
+        set_repository(payload)
+        payload["workflow_job"]["name"] = "@JOBNAME@"
+        payload["workflow_job"]["run_attempt"] = 1
+    shapes["job.queued"] = job_queued
+    shapes["job.completed"] = job_completed
+
+    # in_progress: the completed job with the runner assigned, the first steps done, one running.
+    job_running = copy.deepcopy(job_completed)
+    job_running["action"] = "in_progress"
+    job = job_running["workflow_job"]
+    job["status"] = "in_progress"
+    job["conclusion"] = None
+    job["completed_at"] = None
+    for index, step in enumerate(job.get("steps", [])):
+        if index < 2:
+            continue
+        if index == 2:
+            step.update(status="in_progress", conclusion=None, completed_at=None)
+        else:
+            step.update(status="queued", conclusion=None, started_at=None, completed_at=None)
+    shapes["job.in_progress"] = job_running
+
+    set_repository(run_completed)
+    run = run_completed["workflow_run"]
+    run["run_attempt"] = 1
+    run["run_number"] = "@RUNNUM@"
+    run["previous_attempt_url"] = None
+    shapes["run.completed"] = run_completed
+
+    run_requested = copy.deepcopy(run_completed)
+    run_requested["action"] = "requested"
+    run_requested["workflow_run"].update(status="queued", conclusion=None)
+    shapes["run.requested"] = run_requested
+
+    out = {}
+    for name, payload in shapes.items():
+        text = compact(payload)
+        text = text.replace('"@REPOID@"', "@REPOID@").replace('"@RUNNUM@"', "@RUNNUM@")
+        text = text.replace(FIXTURE_REPO, "@REPO@").replace(FIXTURE_RUN_ID, "@RUN@")
+        text = text.replace(FIXTURE_JOB_ID, "@JOB@")
+        out[name] = text
+    return out
+
+
+def run_deliveries(run_index, repos):
+    """The (event, shape, fields) of one run's deliveries, in the order GitHub sends them."""
+    repo = run_index % repos
+    fields = {
+        "@REPO@": f"bench-org/repo-{repo:03d}",
+        "@REPONAME@": f"repo-{repo:03d}",
+        "@REPOID@": str(REPO_ID_BASE + repo),
+        "@RUN@": str(RUN_ID_BASE + run_index),
+        "@RUNNUM@": str(1 + run_index // repos),
+    }
+    out = [("workflow_run", "run.requested", fields)]
+    for action in ("queued", "in_progress", "completed"):
+        for job_index, job_name in enumerate(JOB_NAMES):
+            job_fields = dict(fields)
+            job_fields["@JOB@"] = str(JOB_ID_BASE + run_index * 10 + job_index)
+            job_fields["@JOBNAME@"] = job_name
+            out.append(("workflow_job", f"job.{action}", job_fields))
+    out.append(("workflow_run", "run.completed", fields))
+    return out
+
+
+def fill(template, fields):
+    for key, value in fields.items():
+        template = template.replace(key, value)
+    return template
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", required=True, help="the pool file to write")
+    parser.add_argument("--count", type=int, default=60_000, help="deliveries to generate")
+    parser.add_argument("--secret", required=True, help="the webhook secret to sign with")
+    parser.add_argument("--repos", type=int, default=20, help="repositories the runs spread over")
+    parser.add_argument("--active", type=int, default=50, help="runs in flight at once (interleaving)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving")
+    parser.add_argument("--host", default="127.0.0.1", help="the Host header")
+    args = parser.parse_args()
+
+    shapes = templates()
+    secret = args.secret.encode()
+    rng = random.Random(args.seed)
+    namespace = uuid.UUID("6f1c2f0e-7d1b-4a8e-9a53-3b1f5c2d9e10")
+
+    active = []  # [deliveries, cursor]
+    next_run = 0
+    written = 0
+    total_bytes = 0
+    body_bytes = 0
+    events = {}
+    with open(args.out, "wb") as out:
+        out.write(b"PWBPOOL1\n")
+        while written < args.count:
+            while len(active) < args.active:
+                active.append([run_deliveries(next_run, args.repos), 0])
+                next_run += 1
+            slot = rng.randrange(len(active))
+            deliveries, cursor = active[slot]
+            event, shape, fields = deliveries[cursor]
+            if cursor + 1 == len(deliveries):
+                active[slot] = active[-1]
+                active.pop()
+            else:
+                active[slot][1] = cursor + 1
+
+            body = fill(shapes[shape], fields).encode()
+            signature = hmac.new(secret, body, hashlib.sha256).hexdigest()
+            delivery = uuid.uuid5(namespace, str(written))
+            head = (
+                "POST /webhook HTTP/1.1\r\n"
+                f"Host: {args.host}\r\n"
+                "User-Agent: GitHub-Hookshot/bench\r\n"
+                "Accept: */*\r\n"
+                f"X-GitHub-Delivery: {delivery}\r\n"
+                f"X-GitHub-Event: {event}\r\n"
+                "X-GitHub-Hook-ID: 424242\r\n"
+                "X-GitHub-Hook-Installation-Target-Type: repository\r\n"
+                f"X-Hub-Signature-256: sha256={signature}\r\n"
+                "Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n"
+                "\r\n"
+            ).encode()
+            request = head + body
+            out.write(struct.pack("<I", len(request)))
+            out.write(request)
+            written += 1
+            total_bytes += len(request)
+            body_bytes += len(body)
+            events[shape] = events.get(shape, 0) + 1
+
+    print(
+        compact(
+            {
+                "requests": written,
+                "runs_started": next_run,
+                "repositories": args.repos,
+                "active_runs": args.active,
+                "mean_body_bytes": round(body_bytes / max(written, 1)),
+                "pool_bytes": total_bytes,
+                "mix": events,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
