@@ -11,7 +11,7 @@ let package = Package(
         // Pure: GitHub event models, run state, step plan, activity content, reconciler, config values.
         .target(name: "BridgeCore"),
         // Test doubles and the contract validator, shared by every test target.
-        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore"]),
+        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // SQLite: connection, migrations, the store actor.

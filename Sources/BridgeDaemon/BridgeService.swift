@@ -227,13 +227,15 @@ public actor BridgeService {
         case .quotaExhausted(let until):
             metadata["push.resume_at"] = .number(until)
             if !quotaWasExhausted {
-                logger.error("PushWard quota exhausted: nothing is sent until it resets; cards keep computing", metadata)
+                logger.error(
+                    "PushWard quota exhausted: nothing is sent until it resets; cards keep computing", metadata)
             }
         case .unauthorized(let status, let until):
             metadata["push.resume_at"] = .number(until)
             metadata["push.status"] = .number(Double(status))
             if status == 401 {
-                logger.error("PushWard refused the API key (401): it is wrong or revoked; fix pushward.api_key", metadata)
+                logger.error(
+                    "PushWard refused the API key (401): it is wrong or revoked; fix pushward.api_key", metadata)
             } else {
                 logger.error("PushWard refused the API key (403): it lacks the activity:manage scope", metadata)
             }

@@ -58,26 +58,6 @@ public struct Logger: Sendable {
 
     /// RFC 3339 in UTC with milliseconds, without a formatter (they are not cheap, nor Sendable).
     public static func timestamp(_ date: Date) -> String {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let seconds = milliseconds / 1000
-        let days = Int(seconds / 86_400)
-        let secondOfDay = Int(seconds % 86_400)
-        let (year, month, day) = civil(fromDays: days)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60,
-            secondOfDay % 60, Int(milliseconds % 1000))
-    }
-
-    /// Howard Hinnant's civil-from-days.
-    static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthPrime = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
-        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+        GitHubTimestamp.format(date.timeIntervalSince1970, milliseconds: true)
     }
 }

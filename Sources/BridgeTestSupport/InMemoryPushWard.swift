@@ -58,4 +58,9 @@ public struct InMemoryPushWard: Sendable {
     public var violations: [ContractViolation] {
         log.flatMap(\.violations)
     }
+
+    /// Deletes an activity, as a user can in the app: the next PATCH of it gets 404.
+    public mutating func remove(_ slug: String) {
+        activities[slug] = nil
+    }
 }

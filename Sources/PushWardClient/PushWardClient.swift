@@ -42,7 +42,8 @@ public struct PushWardClient: Sendable {
     /// The URLRequest for `request`: exposed so tests can check every header without a network.
     public func urlRequest(for request: PushWardRequest) -> URLRequest? {
         guard let url = URL(string: configuration.baseURL + request.path) else { return nil }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
+        var urlRequest = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.httpBody = request.body.canonicalData
         urlRequest.setValue("Bearer " + configuration.apiKey, forHTTPHeaderField: "Authorization")
@@ -64,7 +65,8 @@ public struct PushWardClient: Sendable {
             if (200..<300).contains(http.statusCode) { return .success(status: http.statusCode) }
             return .problem(
                 ProblemDecoder.decode(
-                    status: http.statusCode, body: data, retryAfterHeader: http.value(forHTTPHeaderField: "Retry-After")))
+                    status: http.statusCode, body: data, retryAfterHeader: http.value(forHTTPHeaderField: "Retry-After")
+                ))
         } catch let error as URLError {
             return .noAnswer(reason: "\(error.code.description): \(error.localizedDescription)")
         } catch {

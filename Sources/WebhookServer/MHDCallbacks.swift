@@ -36,7 +36,7 @@ func pwbRequestCompleted(
 ) {
     guard let requestContext, let pointer = requestContext.pointee else { return }
     requestContext.pointee = nil
-    _ = pointer // LEAKCHECK Unmanaged<RequestState>.fromOpaque(pointer).release()
+    Unmanaged<RequestState>.fromOpaque(pointer).release()
 }
 
 /// `MHD_KeyValueIterator` for `MHD_get_connection_values`: copies one header into the state.

@@ -19,7 +19,9 @@ public struct PushWardProblem: Sendable, Equatable, Codable {
     /// When a monthly quota comes back (`reset_at`), for `quota.exceeded`.
     public var resetAt: UnixTime?
 
-    public init(status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil) {
+    public init(
+        status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil
+    ) {
         self.status = status
         self.code = code
         self.detail = detail

@@ -30,7 +30,8 @@ extension BridgeEngine {
         let slug = planned.request.slug
         switch problem.status {
         case 429 where problem.code == "quota.exceeded":
-            let until = max(problem.resetAt ?? now + 3_600, now + 60)
+            // Without a reset time, an hour: retrying a spent monthly quota sooner is pointless.
+            let until = max(problem.resetAt ?? now + 3_600, now + 1)
             gate.quotaPausedUntil = until
             gate.reason = "PushWard quota exhausted: " + problem.summary
             changes.gate = true
@@ -43,7 +44,8 @@ extension BridgeEngine {
         case 401, 403:
             gate.authFailures += 1
             let pause = min(
-                DispatchGate.longestAuthPause, DispatchGate.firstAuthPause * Double(1 << min(gate.authFailures - 1, 10)))
+                DispatchGate.longestAuthPause, DispatchGate.firstAuthPause * Double(1 << min(gate.authFailures - 1, 10))
+            )
             let until = now + pause
             gate.authBlockedUntil = until
             gate.reason =

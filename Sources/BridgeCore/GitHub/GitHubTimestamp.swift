@@ -130,4 +130,28 @@ public enum GitHubTimestamp {
             return nil
         }
     }
+
+    /// `2023-10-13T10:11:52Z` (with `.123` milliseconds when asked): GitHub's own format, used for
+    /// logs and for payloads the tests build.
+    public static func format(_ time: UnixTime, milliseconds: Bool = false) -> String {
+        let totalMilliseconds = Int((time * 1000).rounded(.down))
+        let seconds = totalMilliseconds >= 0 ? totalMilliseconds / 1000 : (totalMilliseconds - 999) / 1000
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        // Howard Hinnant's civil-from-days, the inverse of `daysFromCivil`.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthPrime = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthPrime + 2) / 5 + 1
+        let month = monthPrime < 10 ? monthPrime + 3 : monthPrime - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var text = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, secondOfDay / 3600, secondOfDay / 60 % 60,
+            secondOfDay % 60)
+        if milliseconds { text += String(format: ".%03d", totalMilliseconds - seconds * 1000) }
+        return text + "Z"
+    }
 }

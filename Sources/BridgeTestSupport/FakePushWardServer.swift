@@ -1,0 +1,184 @@
+import BridgeCore
+import Foundation
+import WebhookServer
+
+/// A PushWard server on loopback for end-to-end tests: a real HTTP server that stores activities,
+/// applies merge-patches exactly as the contract says (through `InMemoryPushWard`), answers 422
+/// to whatever the real server rejects, records every request, and injects faults on demand.
+public final class FakePushWardServer: @unchecked Sendable {
+    /// One request as it arrived.
+    public struct Received: Sendable {
+        public var method: String
+        public var path: String
+        public var headers: [String: String]
+        public var body: JSONValue?
+        public var at: UnixTime
+        /// The status the fake answered.
+        public var status: Int
+    }
+
+    /// A fault answers a request instead of the normal behaviour (nil: behave normally).
+    public typealias FaultRule = @Sendable (_ method: String, _ path: String, _ index: Int) -> Fault?
+
+    public enum Fault: Sendable {
+        /// Answer with this status and problem body (and `Retry-After` when given).
+        case status(Int, code: String, detail: String = "injected", retryAfter: Double? = nil, resetAt: UnixTime? = nil)
+        /// Wait this long, then behave normally.
+        case delay(Double)
+    }
+
+    public let apiKey: String
+    private let lock = NSLock()
+    private var state = InMemoryPushWard()
+    private var received: [Received] = []
+    private var faultRule: FaultRule?
+    private var server: HTTPServer?
+    public private(set) var port: Int = 0
+
+    /// Starts listening on `127.0.0.1:port` (0: any free port).
+    public init(apiKey: String = "hlk_test", port: Int = 0) throws {
+        self.apiKey = apiKey
+        try start(port: port)
+    }
+
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// Starts (again) on the same port after `stop()`: PushWard "comes back".
+    public func start(port requested: Int? = nil) throws {
+        let configuration = HTTPServer.Configuration(listen: "127.0.0.1:\(requested ?? port)")
+        let server = try HTTPServer(configuration: configuration) { [unowned self] request in
+            self.handle(request)
+        }
+        lock.lock()
+        self.server = server
+        self.port = server.port
+        lock.unlock()
+    }
+
+    /// Stops listening: connections are refused until `start()`.
+    public func stop() {
+        lock.lock()
+        let server = self.server
+        self.server = nil
+        lock.unlock()
+        server?.stop()
+    }
+
+    deinit { server?.stop() }
+
+    public func setFault(_ rule: FaultRule?) {
+        lock.lock()
+        faultRule = rule
+        lock.unlock()
+    }
+
+    public var requests: [Received] {
+        lock.lock()
+        defer { lock.unlock() }
+        return received
+    }
+
+    public var activities: [String: StoredActivity] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.activities
+    }
+
+    /// Every contract violation any request caused (each also answered 422).
+    public var violations: [ContractViolation] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.violations
+    }
+
+    private func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let now = Date().timeIntervalSince1970
+        lock.lock()
+        let index = received.count
+        let rule = faultRule
+        lock.unlock()
+        let body = try? JSONValue(parsing: request.body)
+        var response = answer(request, body: body, fault: rule?(request.method, request.path, index), at: now)
+        response.headers.append(("X-Fake-PushWard", "1"))
+        lock.lock()
+        received.append(
+            Received(
+                method: request.method, path: request.path, headers: request.headers, body: body, at: now,
+                status: response.status))
+        lock.unlock()
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest, body: JSONValue?, fault: Fault?, at now: UnixTime) -> HTTPResponse {
+        switch fault {
+        case .status(let status, let code, let detail, let retryAfter, let resetAt)?:
+            var problem: [String: JSONValue] = [
+                "code": .string(code), "detail": .string(detail), "status": .number(Double(status)),
+            ]
+            if let retryAfter { problem["retry_after_ms"] = .number(retryAfter * 1000) }
+            if let resetAt { problem["reset_at"] = .number(resetAt) }
+            var response = HTTPResponse.json(status, .object(problem))
+            response.headers = [("Content-Type", "application/problem+json")]
+            if let retryAfter { response.headers.append(("Retry-After", String(Int(retryAfter.rounded(.up))))) }
+            return response
+        case .delay(let seconds)?:
+            Thread.sleep(forTimeInterval: seconds)
+        case nil:
+            break
+        }
+        guard request.header("authorization") == "Bearer " + apiKey else {
+            return Self.problem(401, "token.invalid", "missing or unknown integration key")
+        }
+        let contentType = request.header("content-type")?.split(separator: ";").first.map(String.init) ?? ""
+        let slug: String
+        let method: PushWardRequest.Method
+        switch (request.method, request.path) {
+        case ("POST", "/activities"):
+            guard contentType == "application/json" else {
+                return Self.problem(415, "request.unsupported_media_type", "POST takes application/json")
+            }
+            guard let given = body?["slug"]?.stringValue else {
+                return Self.problem(400, "request.malformed", "slug is required")
+            }
+            slug = given
+            method = .post
+        case ("PATCH", let path) where path.hasPrefix("/activities/"):
+            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+                return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
+            }
+            slug = String(path.dropFirst("/activities/".count)).removingPercentEncoding ?? ""
+            method = .patch
+        default:
+            return Self.problem(404, "route.not_found", "\(request.method) \(request.path)")
+        }
+        guard let body else { return Self.problem(400, "request.malformed", "the body is not JSON") }
+        lock.lock()
+        let status = state.handle(PushWardRequest(method: method, slug: slug, body: body), at: now)
+        let violations = state.log.last?.violations ?? []
+        lock.unlock()
+        switch status {
+        case 200, 201:
+            var response = HTTPResponse.json(status, ["slug": .string(slug)])
+            if method == .post { response.headers.append(("X-Resource-Action", status == 201 ? "created" : "updated")) }
+            return response
+        case 404:
+            return Self.problem(404, "activity.not_found", "no activity \(slug)")
+        default:
+            return Self.problem(422, "activity.content_invalid", violations.map(\.description).joined(separator: "; "))
+        }
+    }
+
+    static func problem(_ status: Int, _ code: String, _ detail: String) -> HTTPResponse {
+        var response = HTTPResponse.json(
+            status, ["code": .string(code), "detail": .string(detail), "status": .number(Double(status))])
+        response.headers = [("Content-Type", "application/problem+json")]
+        return response
+    }
+
+    /// Deletes an activity, as a user might in the PushWard app: the next PATCH gets 404.
+    public func deleteActivity(_ slug: String) {
+        lock.lock()
+        state.remove(slug)
+        lock.unlock()
+    }
+}

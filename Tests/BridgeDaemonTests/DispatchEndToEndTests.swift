@@ -1,0 +1,271 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import PushWardClient
+import Testing
+import WebhookServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The dispatcher against a real HTTP PushWard on loopback (the in-repo fake, which answers 422 to
+/// whatever the real server rejects): outages, rate limits, quota, deleted activities, refusals.
+@Suite("Dispatch end to end", .serialized, .timeLimit(.minutes(2)))
+struct DispatchEndToEndTests {
+    static let secret = "dispatch-secret"
+
+    /// A daemon in this process, with its own database, delivering to `fake`.
+    final class Bridge: @unchecked Sendable {
+        let daemon: Daemon
+        let directory: String
+        let databasePath: String
+        let logs = LockedLines()
+
+        convenience init(fake: FakePushWardServer, minUpdateInterval: String = "0s") throws {
+            try self.init(url: fake.baseURL, apiKey: fake.apiKey, minUpdateInterval: minUpdateInterval)
+        }
+
+        init(url: String, apiKey: String, minUpdateInterval: String = "0s") throws {
+            directory = NSTemporaryDirectory() + "dispatch-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            databasePath = directory + "/bridge.sqlite"
+            let json = """
+                {"listen": "127.0.0.1:0", "database": "\(databasePath)",
+                 "github": {"webhook_secrets": ["\(DispatchEndToEndTests.secret)"]},
+                 "pushward": {"url": "\(url)", "api_key": "\(apiKey)", "end_delay": "0s",
+                              "end_display_time": "0s", "min_update_interval": "\(minUpdateInterval)"}}
+                """
+            let configuration = try BridgeConfiguration(json: Data(json.utf8))
+            let logs = logs
+            daemon = try Daemon(
+                configuration: configuration,
+                logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        /// Posts one signed delivery and returns the status.
+        @discardableResult
+        func deliver(_ event: WebhookEvent, id: String = UUID().uuidString) async throws -> Int {
+            let (name, body) = PayloadEncoder.encode(event)
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)/webhook")!)
+            request.httpMethod = "POST"
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
+            request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
+            request.setValue(
+                WebhookSignature.sign(body: body, secret: DispatchEndToEndTests.secret),
+                forHTTPHeaderField: "X-Hub-Signature-256")
+            let (_, response) = try await URLSession.shared.data(for: request)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
+        }
+
+        func card(_ slug: String) throws -> ActivitySession? {
+            let database = try BridgeDatabase(path: databasePath, readOnly: true)
+            return try database.card(slug: slug)?.card.session
+        }
+    }
+
+    final class LockedLines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) {
+            lock.lock()
+            lines.append(line)
+            lock.unlock()
+        }
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return lines
+        }
+    }
+
+    static let script = RunScript(start: Date().timeIntervalSince1970 - 600)
+    static let waves: [[RunScript.Job]] = [
+        [RunScript.Job("lint", duration: 20)],
+        [RunScript.Job("test (a)", duration: 60), RunScript.Job("test (b)", duration: 90)],
+        [RunScript.Job("deploy", duration: 30)],
+    ]
+    static var slug: String {
+        ActivityIdentity.forRun(repository: script.repository, workflow: "CI", scope: .repository).slug
+    }
+
+    /// Polls `condition` every 50 ms for up to `timeout` seconds.
+    static func eventually(timeout: Double = 20, _ condition: () throws -> Bool) async rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return try condition()
+    }
+
+    static func finalCard(_ fake: FakePushWardServer) -> StoredActivity? { fake.activities[slug] }
+
+    /// - Parameter allowingNotFound: a test that deletes the activity expects the fake to log its 404.
+    static func expectEndedSuccess(_ fake: FakePushWardServer, allowingNotFound: Bool = false) throws {
+        let card = try #require(finalCard(fake))
+        #expect(card.state == "ended")
+        #expect(card.content["current_step"] == card.content["total_steps"])
+        #expect(card.content["total_steps"] == 3)
+        #expect(card.content["progress"] == 1)
+        #expect(card.content["accent_color"] == "green")
+        #expect(card.content["state"] == "Succeeded")
+        #expect(fake.violations.filter { !allowingNotFound || $0.rule != "activity.not_found" }.isEmpty)
+        #expect(!fake.requests.contains { $0.status == 422 })
+    }
+
+    @Test("a recorded-shape run ends ended, last step, full progress, green, no 422; windows only on step changes")
+    func wholeRun() async throws {
+        let fake = try FakePushWardServer()
+        let bridge = try Bridge(fake: fake)
+        // A first run gives history, so the second one carries live windows.
+        for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually { Self.finalCard(fake)?.state == "ended" })
+        let second = RunScript(
+            runID: 9_100, runNumber: 43, start: Date().timeIntervalSince1970 - 300, firstJobID: 70_000)
+        let before = fake.requests.count
+        for event in second.deliveries(waves: Self.waves) {
+            #expect(try await bridge.deliver(event) == 202)
+        }
+        #expect(
+            try await Self.eventually { Self.finalCard(fake)?.state == "ended" && fake.requests.count > before + 3 })
+        bridge.daemon.stop()
+        try Self.expectEndedSuccess(fake)
+
+        // Every request carrying a duration moved the step; none other did.
+        var step: JSONValue?
+        var windows = 0
+        for request in fake.requests.dropFirst(before) where request.method == "PATCH" {
+            guard let content = request.body?["content"]?.objectValue else { continue }
+            let newStep = content["current_step"] ?? step
+            if content["duration"] != nil {
+                #expect(newStep != step)
+                windows += 1
+            }
+            step = newStep
+        }
+        #expect(windows >= 1)
+        // Headers the real server needs.
+        let patch = try #require(fake.requests.first { $0.method == "PATCH" })
+        #expect(patch.headers["content-type"] == "application/merge-patch+json")
+        #expect(patch.headers["user-agent"]?.hasPrefix("pushward-bridge/") == true)
+        #expect(patch.headers["authorization"] == "Bearer \(fake.apiKey)")
+    }
+
+    @Test("PushWard down mid-run, then back: the same final card, and a short catch-up, not a backlog")
+    func outage() async throws {
+        let fake = try FakePushWardServer()
+        let bridge = try Bridge(fake: fake)
+        let events = Self.script.deliveries(waves: Self.waves)
+        let half = events.count / 2
+        for event in events.prefix(half) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually { fake.requests.count >= 3 })
+        let port = fake.port
+        fake.stop()
+        for event in events.dropFirst(half).dropLast() { #expect(try await bridge.deliver(event) == 202) }
+        try await Task.sleep(for: .seconds(2))
+        try fake.start(port: port)
+        let afterRecovery = fake.requests.count
+        try await bridge.deliver(events.last!)
+        #expect(try await Self.eventually(timeout: 40) { Self.finalCard(fake)?.state == "ended" })
+        bridge.daemon.stop()
+        try Self.expectEndedSuccess(fake)
+        // Latest state, then the two end frames: a handful, whatever happened during the outage.
+        #expect(
+            fake.requests.count - afterRecovery <= 5, "requests after recovery: \(fake.requests.count - afterRecovery)")
+    }
+
+    @Test("429 with Retry-After is honoured")
+    func rateLimited() async throws {
+        let fake = try FakePushWardServer()
+        fake.setFault { method, _, index in
+            index == 2 ? .status(429, code: "rate_limit.exceeded", retryAfter: 2) : nil
+        }
+        let bridge = try Bridge(fake: fake)
+        for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        bridge.daemon.stop()
+        try Self.expectEndedSuccess(fake)
+        let requests = fake.requests
+        let limited = try #require(requests.firstIndex { $0.status == 429 })
+        #expect(requests[limited + 1].at - requests[limited].at >= 1.9)
+    }
+
+    @Test("an exhausted quota pauses every request until it resets, then the latest state goes out")
+    func quota() async throws {
+        let fake = try FakePushWardServer()
+        let resetAt = Date().timeIntervalSince1970 + 3
+        fake.setFault { _, _, index in
+            index == 2 ? .status(429, code: "quota.exceeded", detail: "250 updates used", resetAt: resetAt) : nil
+        }
+        let bridge = try Bridge(fake: fake)
+        for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
+        try await Task.sleep(for: .seconds(1))
+        #expect(fake.requests.count == 3, "nothing is sent while the quota is spent")
+        #expect(bridge.logs.all.filter { $0.contains("quota exhausted") }.count == 1)
+        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        bridge.daemon.stop()
+        try Self.expectEndedSuccess(fake)
+        let resumed = try #require(fake.requests.dropFirst(3).first)
+        #expect(resumed.at >= resetAt - 0.1)
+    }
+
+    @Test("a deleted activity (404 on PATCH) is created again and sent whole")
+    func recreatesDeletedActivity() async throws {
+        let fake = try FakePushWardServer()
+        let bridge = try Bridge(fake: fake)
+        let events = Self.script.deliveries(waves: Self.waves)
+        for event in events.prefix(4) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually { fake.activities[Self.slug]?.state == "ongoing" })
+        fake.deleteActivity(Self.slug)
+        for event in events.dropFirst(4) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        bridge.daemon.stop()
+        try Self.expectEndedSuccess(fake, allowingNotFound: true)
+        let requests = fake.requests
+        let notFound = try #require(requests.firstIndex { $0.status == 404 })
+        #expect(requests[notFound + 1].method == "POST")
+        let full = try #require(requests[notFound + 2].body?["content"]?.objectValue)
+        #expect(Set(full.keys).isSuperset(of: Set(Reconciler.ownedFields)))
+    }
+
+    @Test("a 422 is recorded on the card, never resent, and the next different state goes out whole")
+    func rejectedBodyIsNotResent() async throws {
+        let fake = try FakePushWardServer()
+        fake.setFault { method, _, index in
+            index == 3 ? .status(422, code: "activity.content_invalid", detail: "step_rows[1]: injected") : nil
+        }
+        let bridge = try Bridge(fake: fake)
+        for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        bridge.daemon.stop()
+        let requests = fake.requests
+        let rejected = try #require(requests.firstIndex { $0.status == 422 })
+        #expect(!requests.dropFirst(rejected + 1).contains { $0.body == requests[rejected].body })
+        let next = try #require(requests[rejected + 1].body?["content"]?.objectValue)
+        #expect(Set(next.keys).isSuperset(of: Set(Reconciler.ownedFields)), "the frame after a refusal is whole")
+        let card = try #require(try bridge.card(Self.slug))
+        #expect(card.lastProblem?.contains("step_rows[1]: injected") == true)
+        #expect(bridge.logs.all.filter { $0.contains("rejected a request") }.count == 1)
+    }
+
+    @Test("a wrong key (401) is said plainly, paused, and nothing is lost")
+    func unauthorized() async throws {
+        let fake = try FakePushWardServer(apiKey: "hlk_right")
+        let bridge = try Bridge(url: fake.baseURL, apiKey: "hlk_wrong")
+        for event in Self.script.deliveries(waves: Self.waves).prefix(3) { try await bridge.deliver(event) }
+        #expect(try await Self.eventually { fake.requests.contains { $0.status == 401 } })
+        try await Task.sleep(for: .milliseconds(500))
+        bridge.daemon.stop()
+        #expect(fake.requests.count == 1, "after a 401 nothing more is sent until the pause ends")
+        #expect(bridge.logs.all.contains { $0.contains("refused the API key (401)") })
+    }
+}
