@@ -26,7 +26,8 @@ let package = Package(
         // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
         .target(
             name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient"]),
-        .executableTarget(name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore"]),
+        .executableTarget(
+            name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],

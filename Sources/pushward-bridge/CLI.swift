@@ -18,6 +18,8 @@ enum CLI {
           deliveries list [--limit N] [--json]
           deliveries show ID [--json]      what arrived and what became of it
           render FILE... [--config PATH]   print the PushWard requests recorded deliveries would make
+          replay FILE... --url URL --secret S [--delay MS]
+                                           sign and post recorded deliveries to a running bridge
           version                          print the version
 
         Run 'pushward-bridge <command> --help' for a command's options.
@@ -66,6 +68,7 @@ enum CLI {
         case "check-config": return CheckConfigCommand.run(rest)
         case "runs": return RunsCommand.run(rest)
         case "deliveries": return DeliveriesCommand.run(rest)
+        case "replay": return ReplayCommand.run(rest)
         case "version", "--version":
             print("pushward-bridge \(version)")
             return .success

@@ -1,0 +1,111 @@
+import BridgeCore
+import Foundation
+import WebhookServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `replay FILE… --url URL --secret S [--delay MS]`: signs and posts recorded deliveries to a
+/// running bridge, as GitHub would, and prints each answer.
+enum ReplayCommand {
+    static let help = """
+        Usage: pushward-bridge replay FILE... --url URL --secret SECRET [--delay MS]
+
+        Signs each recorded delivery with SECRET (X-Hub-Signature-256) and POSTs it to URL (the
+        bridge's webhook, e.g. http://127.0.0.1:8080/webhook), in order, printing one line per answer:
+          <status> <event> <delivery id> <answer body>
+        Delivery ids come from the file (JSON Lines "delivery") or are made fresh. --delay waits
+        between deliveries. Exit 0 when every delivery got a 2xx, 1 otherwise.
+        """
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        do throws(UsageError) {
+            parsed = try ParsedArguments(arguments, valued: ["url", "secret", "delay"], flags: ["help"])
+        } catch {
+            return CLI.usage(error.description, help: help)
+        }
+        if parsed.flags.contains("help") {
+            print(help)
+            return .success
+        }
+        guard !parsed.positionals.isEmpty else { return CLI.usage("replay needs at least one FILE", help: help) }
+        guard let urlText = parsed.options["url"], let url = URL(string: urlText), url.scheme?.hasPrefix("http") == true
+        else { return CLI.usage("replay needs --url http(s)://HOST:PORT/webhook", help: help) }
+        guard let secret = parsed.options["secret"], !secret.isEmpty else {
+            return CLI.usage("replay needs --secret (the webhook secret the bridge is configured with)", help: help)
+        }
+        var delay = 0.0
+        if let text = parsed.options["delay"] {
+            guard let milliseconds = Double(text), milliseconds >= 0 else {
+                return CLI.usage("--delay takes milliseconds", help: help)
+            }
+            delay = milliseconds / 1000
+        }
+        var deliveries: [RecordedDelivery] = []
+        for path in parsed.positionals {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                CLI.error("\(path): cannot read the file")
+                return .failure
+            }
+            do throws(RecordedDelivery.LoadError) {
+                deliveries += try RecordedDelivery.parse(fileName: path, contents: contents)
+            } catch {
+                CLI.error(error.description)
+                return .failure
+            }
+        }
+        var allAccepted = true
+        for (index, delivery) in deliveries.enumerated() {
+            if index > 0, delay > 0 { Thread.sleep(forTimeInterval: delay) }
+            let id = delivery.deliveryID ?? UUID().uuidString.lowercased()
+            var request = URLRequest(url: url, timeoutInterval: 30)
+            request.httpMethod = "POST"
+            request.httpBody = delivery.body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.setValue(delivery.event, forHTTPHeaderField: "X-GitHub-Event")
+            request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
+            request.setValue(
+                WebhookSignature.sign(body: delivery.body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
+            request.setValue("pushward-bridge-replay/\(CLI.version)", forHTTPHeaderField: "User-Agent")
+            switch post(request) {
+            case .success(let (status, body)):
+                print("\(status) \(delivery.event) \(id) \(body)")
+                if !(200..<300).contains(status) { allAccepted = false }
+            case .failure(let message):
+                CLI.error("delivery \(index + 1) (\(id)): \(message)")
+                return .failure
+            }
+        }
+        return allAccepted ? .success : .failure
+    }
+
+    struct PostError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// A blocking POST: the CLI has nothing else to do meanwhile.
+    static func post(_ request: URLRequest) -> Result<(Int, String), PostError> {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = Box()
+        let task = URLSession.shared.dataTask(with: request) { data, response, error in
+            if let error {
+                box.result = .failure(PostError(description: "\(error.localizedDescription)"))
+            } else {
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                let body = String(decoding: data ?? Data(), as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                box.result = .success((status, body))
+            }
+            semaphore.signal()
+        }
+        task.resume()
+        semaphore.wait()
+        return box.result ?? .failure(PostError(description: "no answer"))
+    }
+
+    private final class Box: @unchecked Sendable {
+        var result: Result<(Int, String), PostError>?
+    }
+}
