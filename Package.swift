@@ -5,7 +5,8 @@ let package = Package(
     name: "pushward-bridge",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "pushward-bridge", targets: ["pushward-bridge"])
+        .executable(name: "pushward-bridge", targets: ["pushward-bridge"]),
+        .executable(name: "dispatch-bench", targets: ["dispatch-bench"]),
     ],
     targets: [
         // Pure: GitHub event models, run state, step plan, activity content, reconciler, config values.
@@ -28,6 +29,8 @@ let package = Package(
             name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient"]),
         .executableTarget(
             name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore", "WebhookServer"]),
+        // `make bench`: push economy and webhook-to-request latency against the fake PushWard.
+        .executableTarget(name: "dispatch-bench", dependencies: ["BridgeDaemon", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],
