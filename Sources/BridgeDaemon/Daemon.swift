@@ -16,6 +16,7 @@ public final class Daemon: @unchecked Sendable {
     private let service: BridgeService
     private let server: HTTPServer
     private var tasks: [Task<Void, Never>] = []
+    private let notifier = SystemdNotifier()
 
     /// Everything that can fail at start fails here, with a message naming what to fix.
     public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
@@ -33,6 +34,8 @@ public final class Daemon: @unchecked Sendable {
             secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
         var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
         serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        let activated = SocketActivation.descriptors()
+        if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
         server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
         let dryRun = configuration.apiKey == nil && transport == nil
         let chosenTransport: any PushWardTransport =
@@ -54,10 +57,23 @@ public final class Daemon: @unchecked Sendable {
                 }
                 _ = retentionLogger
             })
+        if let interval = notifier.watchdogInterval {
+            let notifier = notifier
+            tasks.append(
+                Task {
+                    while !Task.isCancelled {
+                        notifier.notify("WATCHDOG=1")
+                        try? await Task.sleep(for: .seconds(interval))
+                    }
+                })
+        }
+        notifier.notify(
+            "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")")
         logger.notice(
             "listening for GitHub webhooks",
             [
-                "http.listen": .string(configuration.listen), "http.port": .number(Double(server.port)),
+                "http.listen": .string(activated.isEmpty ? configuration.listen : "systemd socket (fd 3)"),
+                "http.port": .number(Double(server.port)),
                 "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
             ])
         if dryRun {
@@ -72,6 +88,7 @@ public final class Daemon: @unchecked Sendable {
 
     /// Stops intake, then the background work, within `deadline` seconds.
     public func stop(deadline: Double = 10) {
+        notifier.notify("STOPPING=1")
         server.stop()
         for task in tasks { task.cancel() }
         // The dispatcher sleeps on this signal, not on a cancellable sleep: wake it to see the cancel.
