@@ -8,7 +8,7 @@ CONFIG      ?= config.example.json
 DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev
 SAMPLE_RUN  := examples/sample-run.jsonl
 
-.PHONY: all deps build release run test format lint bench clean
+.PHONY: all deps build release run test check-units install uninstall format lint bench clean
 
 all: build
 
@@ -38,12 +38,69 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory check-units
+
+# The systemd units must verify without warnings and rate "OK" (exposure ≤ 2.0) in
+# `systemd-analyze security`. The unit names the installed binary; the check points it at the
+# build so `verify` can see an executable.
+check-units:
+	@command -v systemd-analyze >/dev/null || { SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd; }
+	@dir=$$(mktemp -d); \
+	sed "s#/usr/local/bin/pushward-bridge#$(CURDIR)/.build/debug/pushward-bridge#" \
+		deploy/pushward-bridge.service > $$dir/pushward-bridge.service; \
+	cp deploy/pushward-bridge.socket $$dir/; \
+	out=$$(systemd-analyze verify $$dir/pushward-bridge.service $$dir/pushward-bridge.socket 2>&1); \
+	if [ -n "$$out" ]; then echo "$$out"; echo "systemd-analyze verify: warnings"; rm -rf $$dir; exit 1; fi; \
+	systemd-analyze security --offline=yes --threshold=20 $$dir/pushward-bridge.service | tail -1; \
+	status=$$?; rm -rf $$dir; exit $$status
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
 lint:
 	$(SWIFT) format lint --recursive Package.swift Sources Tests
+
+# Signed deliveries per second with durable commit, and ack latency at a fixed rate (bench/README.md).
+# Builds the release binary, runs the daemon on a temporary database, prints medians over 3 runs and
+# writes .build/bench/latest.json. BENCH_BUILD_FLAGS (e.g. --scratch-path DIR) and BENCH_* settings
+# pass through.
+bench: deps
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
+	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
+
+# Installs the release binary, the units, sysusers/tmpfiles entries and an example configuration
+# in the usual places (PREFIX=/usr/local, DESTDIR for packaging). Existing configuration is kept.
+PREFIX ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+install: release
+	install -D -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/pushward-bridge" $(DESTDIR)$(PREFIX)/bin/pushward-bridge
+	sed "s#/usr/local/bin/pushward-bridge#$(PREFIX)/bin/pushward-bridge#" deploy/pushward-bridge.service \
+		| install -D -m 0644 /dev/stdin $(DESTDIR)$(UNITDIR)/pushward-bridge.service
+	install -D -m 0644 deploy/pushward-bridge.socket $(DESTDIR)$(UNITDIR)/pushward-bridge.socket
+	install -D -m 0644 deploy/pushward-bridge.sysusers $(DESTDIR)/usr/lib/sysusers.d/pushward-bridge.conf
+	install -D -m 0644 deploy/pushward-bridge.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/pushward-bridge.conf
+	install -D -m 0644 deploy/config.production.json $(DESTDIR)$(PREFIX)/share/doc/pushward-bridge/config.example.json
+	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/pushward-bridge/README.md
+	install -d -m 0750 $(DESTDIR)/etc/pushward-bridge
+	[ -e $(DESTDIR)/etc/pushward-bridge/config.json ] || \
+		install -m 0640 deploy/config.production.json $(DESTDIR)/etc/pushward-bridge/config.json
+	install -d -m 0700 $(DESTDIR)/etc/pushward-bridge/credentials
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemd-sysusers pushward-bridge.conf 2>/dev/null || systemd-sysusers; \
+		systemd-tmpfiles --create /usr/lib/tmpfiles.d/pushward-bridge.conf; \
+		systemctl daemon-reload; \
+		echo "installed: put the secrets in /etc/pushward-bridge/credentials, then systemctl enable --now pushward-bridge"; \
+	fi
+
+uninstall:
+	-@[ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ] && \
+		systemctl disable --now pushward-bridge.service pushward-bridge.socket 2>/dev/null; true
+	rm -f $(DESTDIR)$(PREFIX)/bin/pushward-bridge $(DESTDIR)$(UNITDIR)/pushward-bridge.service \
+		$(DESTDIR)$(UNITDIR)/pushward-bridge.socket $(DESTDIR)/usr/lib/sysusers.d/pushward-bridge.conf \
+		$(DESTDIR)/usr/lib/tmpfiles.d/pushward-bridge.conf
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/pushward-bridge
+	@echo "kept /etc/pushward-bridge and /var/lib/pushward-bridge (configuration, secrets, database)"
 
 clean:
 	rm -rf .build

@@ -23,6 +23,8 @@ public struct HTTPRequest: Sendable {
     /// reverse proxy this is the proxy.
     public var remoteAddress: String?
 
+    /// Header names in `headers` are lowercased here; names that then collide have their values
+    /// joined with `", "`.
     public init(
         method: String,
         path: String,

@@ -6,8 +6,9 @@ public struct HTTPResponse: Sendable {
     /// The status code (`200`, `202`, `413`, ...).
     public var status: Int
     /// Response headers in the order they are sent. A list, not a dictionary, so a header may
-    /// repeat and the order is stable. Names libmicrohttpd manages (`Content-Length`,
-    /// `Transfer-Encoding`, `Connection`, `Date`) or that contain invalid characters are dropped.
+    /// repeat and the order is stable. `Content-Length` and `Transfer-Encoding` are the server's
+    /// to set and are dropped, as is any header libmicrohttpd refuses (a name or value containing
+    /// CR, LF, or a colon in the name).
     public var headers: [(String, String)]
     /// The body; empty for none.
     public var body: Data

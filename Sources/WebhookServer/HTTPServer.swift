@@ -110,6 +110,7 @@ public final class HTTPServer: @unchecked Sendable {
     public let address: ListenAddress?
 
     private let context: ServerContext
+    /// Held for the whole of `stop()`, so concurrent callers wait for the one stopping.
     private let lock = NSLock()
     /// Nil once stopped.
     private var daemon: OpaquePointer?
@@ -174,29 +175,31 @@ public final class HTTPServer: @unchecked Sendable {
         context.liveRequestStates
     }
 
-    /// Stops the server; safe to call more than once and from any thread.
+    /// Stops the server; safe to call more than once and from any thread except the handler's
+    /// (stopping joins libmicrohttpd's threads, and a handler runs on one of them). A call made
+    /// while another is stopping the server waits for it; later calls return at once.
     ///
     /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
-    /// lets requests already being received or handled finish, then stops libmicrohttpd's threads
-    /// (waiting for handlers still running) and closes the remaining connections and the
-    /// listening socket. New connections fail once it returns. During the drain, connections
-    /// that reach the kernel backlog are reset when the socket closes.
+    /// lets requests already begun finish — being handled, or still being received, which
+    /// includes stalled clients, so a non-zero drain can last the whole timeout — then stops
+    /// libmicrohttpd's threads (waiting for handlers still running), closes the remaining
+    /// connections and the listening socket. New connections fail once it returns; during the
+    /// drain they wait in the kernel backlog and are reset when the socket closes.
     public func stop(drainTimeout: Double = 0) {
-        let stopping: OpaquePointer? = lock.withLock {
-            defer { daemon = nil }
-            return daemon
-        }
-        guard let stopping else { return }
-        // Returns the listening socket, which libmicrohttpd then leaves to us to close, after
-        // MHD_stop_daemon (its threads may still look at it until then).
-        let listenSocket = MHD_quiesce_daemon(stopping)
-        let deadline = Date().addingTimeInterval(drainTimeout)
-        while context.liveRequestStates > 0 && Date() < deadline {
-            usleep(10_000)
-        }
-        MHD_stop_daemon(stopping)
-        if listenSocket >= 0 {
-            close(listenSocket)
+        lock.withLock {
+            guard let stopping = daemon else { return }
+            // Returns the listening socket, which libmicrohttpd then leaves to us to close, after
+            // MHD_stop_daemon (its threads may still look at it until then).
+            let listenSocket = MHD_quiesce_daemon(stopping)
+            let deadline = Date().addingTimeInterval(drainTimeout)
+            while context.liveRequestStates > 0 && Date() < deadline {
+                usleep(10_000)
+            }
+            MHD_stop_daemon(stopping)
+            if listenSocket >= 0 {
+                close(listenSocket)
+            }
+            daemon = nil
         }
     }
 
@@ -212,14 +215,10 @@ public final class HTTPServer: @unchecked Sendable {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         guard result == 0 else { return 0 }
-        switch Int32(storage.ss_family) {
-        case AF_INET:
-            return withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
-        case AF_INET6:
-            return withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
-        default:
-            return 0
-        }
+        let family = Int32(storage.ss_family)
+        guard family == AF_INET || family == AF_INET6 else { return 0 }
+        // sin_port and sin6_port both sit right after the 2-byte family, in network order.
+        return withUnsafeBytes(of: &storage) { Int(UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))) }
     }
 
     /// The address family of a socket (AF_INET, AF_INET6), or -1.

@@ -273,13 +273,11 @@ struct HTTPServerTests {
         expectNoLiveRequests(server)
     }
 
-    @Test("IPv6 loopback [::1]:0 serves requests")
+    // Containers started with IPv6 disabled have no ::1: the test is then skipped, with this reason.
+    @Test(
+        "IPv6 loopback [::1]:0 serves requests",
+        .enabled(if: HTTPServerTests.hasIPv6Loopback(), "this machine has no IPv6 loopback (::1 cannot be bound)"))
     func ipv6Loopback() throws {
-        guard Self.hasIPv6Loopback() else {
-            // Recorded reason: containers started with IPv6 disabled have no ::1.
-            print("skipped: this machine has no IPv6 loopback (::1 cannot be bound)")
-            return
-        }
         let log = RequestLog()
         let server = try makeServer(listen: "[::1]:0", log: log)
         defer { server.stop() }
@@ -290,12 +288,10 @@ struct HTTPServerTests {
         expectNoLiveRequests(server)
     }
 
-    @Test("[::]:0 is dual-stack: IPv4 clients reach it and are reported as IPv4")
+    @Test(
+        "[::]:0 is dual-stack: IPv4 clients reach it and are reported as IPv4",
+        .enabled(if: HTTPServerTests.hasIPv6Loopback(), "this machine has no IPv6 loopback (::1 cannot be bound)"))
     func dualStack() throws {
-        guard Self.hasIPv6Loopback() else {
-            print("skipped: this machine has no IPv6 loopback (::1 cannot be bound)")
-            return
-        }
         let log = RequestLog()
         let server = try makeServer(listen: "[::]:0", log: log)
         defer { server.stop() }
@@ -435,7 +431,8 @@ struct HTTPServerTests {
         #expect(ok.headers["x-padding"]?.count == 2000)
         #expect(log.all.first?.headers["x-big"]?.count == fits.count)
 
-        let over = try RawHTTPClient.request(port: server.port, headers: [("X-Big", fits + String(repeating: "a", count: 400))])
+        let over = try RawHTTPClient.request(
+            port: server.port, headers: [("X-Big", fits + String(repeating: "a", count: 400))])
         #expect(over.status == 431)
         #expect(over.json?["error"] as? String == "headers_too_large")
         #expect(over.json?["limit_bytes"] as? Int == limit)
@@ -443,7 +440,8 @@ struct HTTPServerTests {
         // Beyond libmicrohttpd's pool: its own 431 (an HTML page), or a closed connection if the
         // client is still sending when it gives up.
         let client = try RawHTTPClient(port: server.port)
-        try? client.send("POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200 * 1024))\r\n\r\n")
+        try? client.send(
+            "POST /webhook HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200 * 1024))\r\n\r\n")
         if let refused = try? client.readResponse() {
             #expect(refused.status == 431)
         }

@@ -91,6 +91,7 @@ final class RawHTTPClient {
             var offset = 0
             while offset < bytes.count {
                 // MSG_NOSIGNAL: a server that closes early must fail the test, not kill the process.
+                // baseAddress is non-nil: the loop only runs for a non-empty buffer.
                 let sent = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
                 if sent < 0 {
                     if errno == EINTR { continue }
