@@ -18,8 +18,14 @@ public actor BridgeService {
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
 
-    public init(database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger) {
+    public let metrics: Metrics
+
+    public init(
+        database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
+        metrics: Metrics = Metrics()
+    ) {
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
+        self.metrics = metrics
         self.database = database
         self.engine = engine
         self.configuration = configuration
@@ -42,6 +48,12 @@ public actor BridgeService {
                 return try apply(delivery, metadata: metadata)
             }
             if result.status == 202 { wakeups.signal() }
+            metrics.add(
+                "deliveries_total",
+                labels: [
+                    "event": delivery.event,
+                    "outcome": result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown",
+                ])
             return result
         } catch {
             engine = before
@@ -184,6 +196,10 @@ public actor BridgeService {
             detail = reason
         }
         report(effect, planned: planned, quotaWasExhausted: quotaWasExhausted)
+        metrics.add(
+            "pushward_requests_total",
+            labels: ["kind": planned.kind.rawValue, "status": status.map(String.init) ?? "none"])
+        if case .willRetry = effect { metrics.add("pushward_retries_total") }
         wakeups.signal()
         record(planned, status: status, outcome: dryRun ? "dry-run" : Self.outcome(effect), detail: detail, at: now)
     }
@@ -272,6 +288,33 @@ public actor BridgeService {
     }
 
     // MARK: Housekeeping
+
+    /// Gauges read at scrape time: runs and cards in flight, the gate, the database's size.
+    public func gauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
+        let running = engine.runs.values.filter { $0.completion == nil }.count
+        let live = engine.sessions.values.filter { $0.phase != .ended }.count
+        let breaker = engine.gate.breaker.state
+        var size = 0.0
+        for suffix in ["", "-wal"] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: database.path + suffix)
+            size += Double((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
+        }
+        return [
+            ("runs_in_progress", "Runs not finished yet.", [:], Double(running)),
+            ("activities_live", "Cards not ended on PushWard.", [:], Double(live)),
+            ("requests_in_flight", "Requests to PushWard awaiting an answer.", [:], Double(inFlight.count)),
+            (
+                "circuit_breaker_open", "1 while the circuit breaker holds requests back.", [:],
+                breaker == .closed ? 0 : 1
+            ),
+            ("quota_exhausted", "1 while PushWard's quota is spent.", [:], engine.gate.quotaExhausted(at: now) ? 1 : 0),
+            (
+                "dispatch_blocked", "1 while any gate (quota, rate limit, refused key, breaker) holds requests.", [:],
+                engine.gate.blockedUntil(at: now) == nil ? 0 : 1
+            ),
+            ("database_bytes", "Size of the database file and its WAL.", [:], size),
+        ]
+    }
 
     /// True when the database takes a write: what `/readyz` reports.
     public func isReady() -> Bool {

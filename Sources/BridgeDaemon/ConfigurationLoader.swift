@@ -45,6 +45,17 @@ public enum ConfigurationLoader {
         if let key = try secret("PUSHWARD_API_KEY", credential: "api_key", environment) {
             configuration.apiKey = key.isEmpty ? nil : key
         }
+        if let token = try secret("PUSHWARD_ADMIN_TOKEN", credential: "admin_token", environment) {
+            configuration.adminToken = token.isEmpty ? nil : token
+        }
+        if let level = environment["PUSHWARD_LOG_LEVEL"] {
+            guard BridgeConfiguration.logLevels.contains(level) else {
+                throw ConfigurationError(
+                    key: "PUSHWARD_LOG_LEVEL",
+                    problem: "must be one of \(BridgeConfiguration.logLevels.joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        }
         if let secrets = try secret("PUSHWARD_WEBHOOK_SECRETS", credential: "webhook_secrets", environment) {
             configuration.webhookSecrets = secrets.split(whereSeparator: { $0 == "\n" || $0 == "," })
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -86,7 +97,19 @@ public enum ConfigurationLoader {
                 ConfigurationError(
                     key: "github.webhook_secrets", problem: "still the example placeholder: set your hook's secret"))
         }
+        if configuration.adminToken == nil, !isLoopback(configuration.adminListen) {
+            problems.append(
+                ConfigurationError(
+                    key: "admin_token",
+                    problem: "admin_listen \(configuration.adminListen) is not on loopback: set an admin token "
+                        + "(admin_token, PUSHWARD_ADMIN_TOKEN or the admin_token credential)"))
+        }
         return problems
+    }
+
+    /// True for `127.x.x.x:port`, `[::1]:port` and `localhost:port`.
+    public static func isLoopback(_ listen: String) -> Bool {
+        listen.hasPrefix("127.") || listen.hasPrefix("[::1]:") || listen.hasPrefix("localhost:")
     }
 
     /// The configuration as `check-config` prints it, with secrets masked.
@@ -103,6 +126,7 @@ public enum ConfigurationLoader {
         }
         return [
             "listen": .string(configuration.listen), "admin_listen": .string(configuration.adminListen),
+            "admin_token": configuration.adminToken.map(mask) ?? .null, "log_level": .string(configuration.logLevel),
             "database": .string(configuration.database),
             "github": [
                 "webhook_secrets": .array(configuration.webhookSecrets.map(mask)),

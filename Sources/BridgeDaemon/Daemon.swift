@@ -12,9 +12,10 @@ public final class Daemon: @unchecked Sendable {
     public static let version = "0.1.0"
     public let configuration: BridgeConfiguration
     public let logger: Logger
-    public let counters = IngressCounters()
+    public let counters = Metrics()
     private let service: BridgeService
     private let server: HTTPServer
+    private let adminServer: HTTPServer
     private var tasks: [Task<Void, Never>] = []
     private let notifier = SystemdNotifier()
 
@@ -29,7 +30,8 @@ public final class Daemon: @unchecked Sendable {
         let database = try BridgeDatabase(path: configuration.database)
         let now = Date().timeIntervalSince1970
         let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
-        service = BridgeService(database: database, engine: engine, configuration: configuration, logger: logger)
+        service = BridgeService(
+            database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters)
         let ingress = WebhookIngress(
             secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
         var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
@@ -37,6 +39,11 @@ public final class Daemon: @unchecked Sendable {
         let activated = SocketActivation.descriptors()
         if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
         server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
+        let admin = AdminRoutes(service: service, metrics: counters, token: configuration.adminToken)
+        var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
+        adminConfiguration.maxBodyBytes = 64 * 1024
+        adminConfiguration.threadPoolSize = 2
+        adminServer = try HTTPServer(configuration: adminConfiguration) { request in admin.handle(request) }
         let dryRun = configuration.apiKey == nil && transport == nil
         let chosenTransport: any PushWardTransport =
             transport
@@ -73,7 +80,8 @@ public final class Daemon: @unchecked Sendable {
             "listening for GitHub webhooks",
             [
                 "http.listen": .string(activated.isEmpty ? configuration.listen : "systemd socket (fd 3)"),
-                "http.port": .number(Double(server.port)),
+                "http.port": .number(Double(server.port)), "admin.listen": .string(configuration.adminListen),
+                "admin.port": .number(Double(adminServer.port)),
                 "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
             ])
         if dryRun {
@@ -85,11 +93,14 @@ public final class Daemon: @unchecked Sendable {
 
     /// The bound webhook port (useful when `listen` asked for port 0).
     public var port: Int { server.port }
+    /// The bound admin port.
+    public var adminPort: Int { adminServer.port }
 
     /// Stops intake, then the background work, within `deadline` seconds.
     public func stop(deadline: Double = 10) {
         notifier.notify("STOPPING=1")
         server.stop()
+        adminServer.stop()
         for task in tasks { task.cancel() }
         // The dispatcher sleeps on this signal, not on a cancellable sleep: wake it to see the cancel.
         service.wakeups.signal()

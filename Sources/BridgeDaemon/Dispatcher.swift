@@ -38,7 +38,12 @@ public struct Dispatcher: Sendable {
     }
 
     private func send(_ planned: PlannedRequest) async {
+        let started = DispatchTime.now().uptimeNanoseconds
         let answer = await transport.send(planned.request)
+        if !transport.isDryRun {
+            await service.metrics.observe(
+                "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+        }
         await service.complete(planned, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 }

@@ -9,12 +9,12 @@ import WebhookServer
 public struct WebhookIngress: Sendable {
     public var secrets: [String]
     public var service: BridgeService
-    public var counters: IngressCounters
+    public var counters: Metrics
     public var logger: Logger
     public var clock: @Sendable () -> UnixTime
 
     public init(
-        secrets: [String], service: BridgeService, counters: IngressCounters, logger: Logger,
+        secrets: [String], service: BridgeService, counters: Metrics, logger: Logger,
         clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
     ) {
         self.secrets = secrets
@@ -25,6 +25,17 @@ public struct WebhookIngress: Sendable {
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let response = route(request)
+        if request.path == "/webhook" {
+            counters.add("http_responses_total", labels: ["status": String(response.status)])
+            counters.observe(
+                "ack_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1_000_000_000)
+        }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
         switch request.path {
         case "/webhook":
             guard request.method == "POST" else { return methodNotAllowed(allow: "POST") }
@@ -60,7 +71,6 @@ public struct WebhookIngress: Sendable {
         let mediaType = request.header("content-type")?.split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard let mediaType, ["application/json", "application/x-www-form-urlencoded"].contains(mediaType) else {
-            counters.add("unsupported_media_type")
             logger.warning("refused a delivery with an unsupported content type", metadata)
             return .json(
                 415,
@@ -77,7 +87,7 @@ public struct WebhookIngress: Sendable {
         case .valid:
             break
         case .missing, .malformed, .mismatch:
-            counters.add("signature_failures")
+            counters.add("signature_failures_total")
             logger.warning("refused a delivery whose signature does not verify", metadata)
             return .json(
                 401,
@@ -87,7 +97,6 @@ public struct WebhookIngress: Sendable {
                 ])
         }
         guard !event.isEmpty, !deliveryID.isEmpty else {
-            counters.add("bad_request")
             logger.warning("refused a delivery without X-GitHub-Event or X-GitHub-Delivery", metadata)
             return .json(
                 400, ["error": "missing_header", "detail": "X-GitHub-Event and X-GitHub-Delivery are required"])
@@ -97,7 +106,6 @@ public struct WebhookIngress: Sendable {
             body: request.body, receivedAt: clock())
         let service = service
         let result = Self.blocking { await service.ingest(delivery) }
-        counters.add("status_\(result.status)")
         return .json(result.status, result.body)
     }
 

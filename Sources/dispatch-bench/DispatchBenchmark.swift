@@ -89,7 +89,7 @@ enum DispatchBenchmark {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let json = """
-            {"listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
              "github": {"webhook_secrets": ["\(secret)"]},
              "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
                           "end_display_time": "1s", "min_update_interval": "\(minUpdateInterval)"}}

@@ -37,7 +37,7 @@ enum ServeCommand {
             for problem in problems { CLI.error("configuration: \(problem)") }
             return .configuration
         }
-        let level = ProcessInfo.processInfo.environment["PUSHWARD_LOG_LEVEL"].flatMap(Logger.Level.init) ?? .info
+        let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
         let logger = Logger(label: "pushward-bridge", minimumLevel: level)
         let daemon: Daemon
         do {

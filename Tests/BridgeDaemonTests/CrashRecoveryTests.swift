@@ -98,7 +98,7 @@ struct CrashRecoveryTests {
     static func writeConfig(directory: String, fake: FakePushWardServer) throws -> String {
         let path = directory + "/config.json"
         let json = """
-            {"listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
              "github": {"webhook_secrets": ["\(secret)"]},
              "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
                           "end_display_time": "1s", "min_update_interval": "0s"}}

@@ -33,7 +33,7 @@ struct DispatchEndToEndTests {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             databasePath = directory + "/bridge.sqlite"
             let json = """
-                {"listen": "127.0.0.1:0", "database": "\(databasePath)",
+                {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
                  "github": {"webhook_secrets": ["\(DispatchEndToEndTests.secret)"]},
                  "pushward": {"url": "\(url)", "api_key": "\(apiKey)", "end_delay": "0s",
                               "end_display_time": "0s", "min_update_interval": "\(minUpdateInterval)"}}

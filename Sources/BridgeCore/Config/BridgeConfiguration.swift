@@ -5,6 +5,11 @@ import Foundation
 public struct BridgeConfiguration: Sendable, Equatable {
     public var listen = "127.0.0.1:8080"
     public var adminListen = "127.0.0.1:9090"
+    /// Bearer token for the admin listener (`/metrics`, the admin API, the status page); required
+    /// when `admin_listen` is not on loopback. Nil: none.
+    public var adminToken: String?
+    /// `debug`, `info`, `notice`, `warning` or `error`.
+    public var logLevel = "info"
     public var database = "var/pushward-bridge.sqlite"
     public var webhookSecrets: [String] = []
     public var maxBodyBytes = 25 * 1024 * 1024
@@ -17,6 +22,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var filter = DeliveryFilter()
 
     public init() {}
+
+    public static let logLevels = ["debug", "info", "notice", "warning", "error"]
 
     /// Parses a configuration document.
     public init(json data: Data) throws(ConfigurationError) {
@@ -34,6 +41,14 @@ public struct BridgeConfiguration: Sendable, Equatable {
         var reader = Reader(root, path: "")
         listen = try reader.string("listen") ?? listen
         adminListen = try reader.string("admin_listen") ?? adminListen
+        adminToken = try reader.string("admin_token").flatMap { $0.isEmpty ? nil : $0 }
+        if let level = try reader.string("log_level") {
+            guard Self.logLevels.contains(level) else {
+                throw ConfigurationError(
+                    key: "log_level", problem: "must be one of \(Self.logLevels.joined(separator: ", "))")
+            }
+            logLevel = level
+        }
         database = try reader.string("database") ?? database
         if var github = try reader.section("github") {
             webhookSecrets = try github.strings("webhook_secrets") ?? []

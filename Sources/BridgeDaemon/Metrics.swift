@@ -1,0 +1,130 @@
+import Foundation
+
+/// The daemon's counters and histograms, rendered in the Prometheus text format on `/metrics`.
+///
+/// A lock is enough: an increment is nanoseconds next to a database commit or an HTTP request.
+/// Names are unprefixed here; `prometheusText` adds `pushward_bridge_`.
+public final class Metrics: @unchecked Sendable {
+    /// A metric name with its labels, sorted so the same labels always make the same series.
+    struct Series: Hashable {
+        var name: String
+        var labels: [String]
+
+        init(_ name: String, _ labels: [String: String]) {
+            self.name = name
+            self.labels = labels.keys.sorted().map { "\($0)=\"\(Metrics.escape(labels[$0] ?? ""))\"" }
+        }
+
+        var labelText: String { labels.isEmpty ? "" : "{" + labels.joined(separator: ",") + "}" }
+    }
+
+    struct Histogram {
+        var buckets: [Double]
+        var counts: [Int]
+        var sum: Double = 0
+        var count = 0
+    }
+
+    /// Seconds: from 1 ms to 10 s, where webhook acks and PushWard requests fall.
+    public static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10]
+
+    private let lock = NSLock()
+    private var counters: [Series: Double] = [:]
+    private var histograms: [Series: Histogram] = [:]
+    private var help: [String: (type: String, text: String)] = [:]
+
+    public init() {
+        describe("deliveries_total", "counter", "Webhook deliveries by event and outcome.")
+        describe(
+            "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
+        describe("http_responses_total", "counter", "Webhook listener answers by status.")
+        describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")
+        describe("pushward_requests_total", "counter", "Requests to PushWard by kind and status (none: no answer).")
+        describe("pushward_retries_total", "counter", "Requests that failed and will be retried.")
+        describe("pushward_request_latency_seconds", "histogram", "PushWard request round trips.")
+    }
+
+    public func describe(_ name: String, _ type: String, _ text: String) {
+        lock.lock()
+        help[name] = (type, text)
+        lock.unlock()
+    }
+
+    public func add(_ name: String, _ amount: Double = 1, labels: [String: String] = [:]) {
+        let series = Series(name, labels)
+        lock.lock()
+        counters[series, default: 0] += amount
+        lock.unlock()
+    }
+
+    public func observe(_ name: String, _ value: Double, labels: [String: String] = [:]) {
+        let series = Series(name, labels)
+        lock.lock()
+        var histogram =
+            histograms[series]
+            ?? Histogram(buckets: Self.latencyBuckets, counts: Array(repeating: 0, count: Self.latencyBuckets.count))
+        for (index, bound) in histogram.buckets.enumerated() where value <= bound { histogram.counts[index] += 1 }
+        histogram.sum += value
+        histogram.count += 1
+        histograms[series] = histogram
+        lock.unlock()
+    }
+
+    /// The value of an unlabelled counter, or the sum over all its label sets.
+    public func value(_ name: String) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return Int(counters.filter { $0.key.name == name }.values.reduce(0, +))
+    }
+
+    /// The exposition: every counter and histogram, plus `gauges` computed at scrape time.
+    public func prometheusText(gauges: [(name: String, help: String, labels: [String: String], value: Double)])
+        -> String
+    {
+        lock.lock()
+        let counters = self.counters
+        let histograms = self.histograms
+        let help = self.help
+        lock.unlock()
+        var text = ""
+        var described: Set<String> = []
+        func header(_ name: String, _ type: String, _ fallback: String) {
+            guard described.insert(name).inserted else { return }
+            text += "# HELP pushward_bridge_\(name) \(help[name]?.text ?? fallback)\n"
+            text += "# TYPE pushward_bridge_\(name) \(help[name]?.type ?? type)\n"
+        }
+        for (series, value) in counters.sorted(by: { ($0.key.name, $0.key.labelText) < ($1.key.name, $1.key.labelText) }
+        ) {
+            header(series.name, "counter", series.name)
+            text += "pushward_bridge_\(series.name)\(series.labelText) \(Self.number(value))\n"
+        }
+        for (series, histogram) in histograms.sorted(by: {
+            ($0.key.name, $0.key.labelText) < ($1.key.name, $1.key.labelText)
+        }) {
+            header(series.name, "histogram", series.name)
+            for (bound, count) in zip(histogram.buckets, histogram.counts) {
+                let labels = series.labels + ["le=\"\(Self.number(bound))\""]
+                text += "pushward_bridge_\(series.name)_bucket{\(labels.joined(separator: ","))} \(count)\n"
+            }
+            let infinity = series.labels + ["le=\"+Inf\""]
+            text += "pushward_bridge_\(series.name)_bucket{\(infinity.joined(separator: ","))} \(histogram.count)\n"
+            text += "pushward_bridge_\(series.name)_sum\(series.labelText) \(Self.number(histogram.sum))\n"
+            text += "pushward_bridge_\(series.name)_count\(series.labelText) \(histogram.count)\n"
+        }
+        for gauge in gauges {
+            header(gauge.name, "gauge", gauge.help)
+            text +=
+                "pushward_bridge_\(gauge.name)\(Series(gauge.name, gauge.labels).labelText) \(Self.number(gauge.value))\n"
+        }
+        return text
+    }
+
+    static func number(_ value: Double) -> String {
+        value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}
