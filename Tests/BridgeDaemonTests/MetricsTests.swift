@@ -1,0 +1,119 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeTestSupport
+import Foundation
+import Testing
+import WebhookServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+@Suite("Metrics and the admin listener", .serialized)
+struct MetricsTests {
+    static let secret = "metrics-secret"
+
+    static func daemon(adminToken: String? = nil) throws -> (Daemon, String) {
+        let directory = NSTemporaryDirectory() + "metrics-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var json = """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+             "github": {"webhook_secrets": ["\(secret)"]},
+             "pushward": {"end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s"}
+            """
+        if let adminToken { json += #", "admin_token": "\#(adminToken)""# }
+        json += "}"
+        let configuration = try BridgeConfiguration(json: Data(json.utf8))
+        return (
+            try Daemon(
+                configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in })),
+            directory
+        )
+    }
+
+    static func send(_ request: URLRequest) async throws -> (Int, String) {
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+    }
+
+    static func delivery(_ event: WebhookEvent, port: Int, secret: String = MetricsTests.secret) -> URLRequest {
+        let (name, body) = PayloadEncoder.encode(event)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/webhook")!)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
+        request.setValue(UUID().uuidString, forHTTPHeaderField: "X-GitHub-Delivery")
+        request.setValue(WebhookSignature.sign(body: body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
+        return request
+    }
+
+    /// The value of one series in a Prometheus exposition, or nil.
+    static func sample(_ text: String, _ series: String) -> Double? {
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    @Test("after a replay, /metrics counts deliveries, signature failures, requests and latencies")
+    func scrapeAfterReplay() async throws {
+        let (daemon, directory) = try Self.daemon()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let events = RunScript(start: Date().timeIntervalSince1970 - 300).deliveries(waves: [
+            [RunScript.Job("build", duration: 20)], [RunScript.Job("test", duration: 30)],
+        ])
+        for event in events { #expect(try await Self.send(Self.delivery(event, port: daemon.port)).0 == 202) }
+        #expect(try await Self.send(Self.delivery(events[0], port: daemon.port, secret: "wrong")).0 == 401)
+        try await Task.sleep(for: .milliseconds(500))
+        let (status, text) = try await Self.send(
+            URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!))
+        daemon.stop()
+        #expect(status == 200)
+        let jobs = events.filter { if case .workflowJob = $0 { true } else { false } }.count
+        #expect(
+            Self.sample(text, #"pushward_bridge_deliveries_total{event="workflow_job",outcome="accepted"}"#)
+                == Double(jobs))
+        #expect(
+            Self.sample(text, #"pushward_bridge_deliveries_total{event="workflow_run",outcome="accepted"}"#)
+                == Double(events.count - jobs))
+        #expect(Self.sample(text, "pushward_bridge_signature_failures_total") == 1)
+        #expect(Self.sample(text, #"pushward_bridge_http_responses_total{status="202"}"#) == Double(events.count))
+        #expect(Self.sample(text, #"pushward_bridge_http_responses_total{status="401"}"#) == 1)
+        #expect(Self.sample(text, "pushward_bridge_ack_latency_seconds_count") == Double(events.count + 1))
+        #expect(Self.sample(text, #"pushward_bridge_pushward_requests_total{kind="create",status="201"}"#) == 1)
+        #expect(Self.sample(text, #"pushward_bridge_pushward_requests_total{kind="end",status="200"}"#) == 1)
+        #expect(Self.sample(text, "pushward_bridge_runs_in_progress") == 0)
+        #expect(Self.sample(text, "pushward_bridge_circuit_breaker_open") == 0)
+        #expect(Self.sample(text, "pushward_bridge_quota_exhausted") == 0)
+        #expect((Self.sample(text, "pushward_bridge_database_bytes") ?? 0) > 0)
+        #expect(text.contains("# TYPE pushward_bridge_ack_latency_seconds histogram"))
+    }
+
+    @Test("with an admin token, the admin listener requires it")
+    func adminToken() async throws {
+        let (daemon, directory) = try Self.daemon(adminToken: "s3cret-token")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!
+        let anonymous = try await Self.send(URLRequest(url: url))
+        var wrong = URLRequest(url: url)
+        wrong.setValue("Bearer nope", forHTTPHeaderField: "Authorization")
+        let refused = try await Self.send(wrong)
+        var right = URLRequest(url: url)
+        right.setValue("Bearer s3cret-token", forHTTPHeaderField: "Authorization")
+        let allowed = try await Self.send(right)
+        daemon.stop()
+        #expect(anonymous.0 == 401)
+        #expect(refused.0 == 401)
+        #expect(allowed.0 == 200)
+        #expect(allowed.1.contains("pushward_bridge_runs_in_progress"))
+    }
+
+    @Test("serve refuses an admin listener off loopback without a token")
+    func tokenRequiredOffLoopback() throws {
+        var configuration = BridgeConfiguration()
+        configuration.webhookSecrets = ["x"]
+        configuration.adminListen = "0.0.0.0:9090"
+        #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["admin_token"])
+        configuration.adminToken = "token"
+        #expect(ConfigurationLoader.servingProblems(configuration).isEmpty)
+    }
+}
