@@ -289,6 +289,11 @@ public actor BridgeService {
 
     // MARK: Housekeeping
 
+    /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
+    public func updateFilter(_ filter: DeliveryFilter) {
+        engine.filter = filter
+    }
+
     /// Gauges read at scrape time: runs and cards in flight, the gate, the database's size.
     public func gauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
         let running = engine.runs.values.filter { $0.completion == nil }.count

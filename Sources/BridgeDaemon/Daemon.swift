@@ -10,7 +10,7 @@ import WebhookServer
 public final class Daemon: @unchecked Sendable {
     /// The bridge's version, in `version` and the PushWard `User-Agent`.
     public static let version = "0.1.0"
-    public let configuration: BridgeConfiguration
+    public private(set) var configuration: BridgeConfiguration
     public let logger: Logger
     public let counters = Metrics()
     private let service: BridgeService
@@ -58,6 +58,9 @@ public final class Daemon: @unchecked Sendable {
         let retentionLogger = logger
         tasks.append(
             Task {
+                // Not at once: a start (or restart) is when GitHub redeliveries crowd in, and
+                // pruning shares the store's queue with them.
+                try? await Task.sleep(for: .seconds(60))
                 while !Task.isCancelled {
                     await service.pruneRetention(at: Date().timeIntervalSince1970)
                     try? await Task.sleep(for: .seconds(600))
@@ -116,8 +119,42 @@ public final class Daemon: @unchecked Sendable {
         logger.notice("stopped", [:])
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops; returns the process exit code.
-    public func runUntilSignalled() -> Int32 {
+    /// Applies what can change safely while running (filters, log level) and says what it
+    /// reloaded; a change to anything else is named as needing a restart.
+    public func reload(_ new: BridgeConfiguration) {
+        var reloaded: [String] = []
+        if new.filter != configuration.filter {
+            let service = service
+            let filter = new.filter
+            WebhookIngress.blocking { await service.updateFilter(filter) }
+            reloaded.append("filters")
+        }
+        if let level = Logger.Level(rawValue: new.logLevel), level != logger.minimumLevel {
+            logger.minimumLevel = level
+            reloaded.append("log_level")
+        }
+        var needsRestart: [String] = []
+        if new.listen != configuration.listen { needsRestart.append("listen") }
+        if new.adminListen != configuration.adminListen { needsRestart.append("admin_listen") }
+        if new.database != configuration.database { needsRestart.append("database") }
+        if new.webhookSecrets != configuration.webhookSecrets { needsRestart.append("github.webhook_secrets") }
+        if new.apiKey != configuration.apiKey || new.pushwardURL != configuration.pushwardURL {
+            needsRestart.append("pushward")
+        }
+        if new.activity != configuration.activity { needsRestart.append("activity settings") }
+        logger.notice(
+            "reloaded the configuration",
+            [
+                "reloaded": .array(reloaded.map { .string($0) }),
+                "needs_restart": .array(needsRestart.map { .string($0) }),
+            ])
+        configuration.filter = new.filter
+        configuration.logLevel = new.logLevel
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops; returns the process exit code. SIGHUP calls
+    /// `reload` with whatever `configurationSource` reads (nil: the file is broken, keep going).
+    public func runUntilSignalled(configurationSource: (@Sendable () -> BridgeConfiguration?)? = nil) -> Int32 {
         let stopRequested = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
@@ -127,6 +164,18 @@ public final class Daemon: @unchecked Sendable {
             source.resume()
             sources.append(source)
         }
+        signal(SIGHUP, SIG_IGN)
+        let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangup.setEventHandler { [self] in
+            // Logs go to stderr (journald), which needs no reopening; the configuration does.
+            guard let new = configurationSource?() else {
+                logger.error("SIGHUP: the configuration could not be read; keeping the running one", [:])
+                return
+            }
+            reload(new)
+        }
+        hangup.resume()
+        sources.append(hangup)
         stopRequested.wait()
         logger.notice("shutting down", [:])
         stop()

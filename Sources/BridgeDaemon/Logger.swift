@@ -18,7 +18,8 @@ public struct Logger: Sendable {
     public typealias Sink = @Sendable (String) -> Void
 
     public var label: String
-    public var minimumLevel: Level
+    /// Shared by every copy of this logger, so SIGHUP can change the level of all of them.
+    private let level: LevelSetting
     private let sink: Sink
     private let clock: @Sendable () -> Date
 
@@ -27,13 +28,19 @@ public struct Logger: Sendable {
         clock: @escaping @Sendable () -> Date = Date.init
     ) {
         self.label = label
-        self.minimumLevel = minimumLevel
+        self.level = LevelSetting(minimumLevel)
         self.sink = sink
         self.clock = clock
     }
 
     public static let standardError: Sink = { line in
         FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// The least severe level written.
+    public var minimumLevel: Level {
+        get { level.value }
+        nonmutating set { level.value = newValue }
     }
 
     public func log(_ level: Level, _ message: StaticString, _ metadata: [String: JSONValue] = [:]) {
@@ -59,5 +66,28 @@ public struct Logger: Sendable {
     /// RFC 3339 in UTC with milliseconds, without a formatter (they are not cheap, nor Sendable).
     public static func timestamp(_ date: Date) -> String {
         GitHubTimestamp.format(date.timeIntervalSince1970, milliseconds: true)
+    }
+}
+
+/// A level several logger copies share.
+final class LevelSetting: @unchecked Sendable {
+    private let lock = NSLock()
+    private var level: Logger.Level
+
+    init(_ level: Logger.Level) {
+        self.level = level
+    }
+
+    var value: Logger.Level {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return level
+        }
+        set {
+            lock.lock()
+            level = newValue
+            lock.unlock()
+        }
     }
 }

@@ -103,8 +103,10 @@ func pwbHandleRequest(
                 state.bodyTooLarge = true
                 return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
             }
-            // One allocation for the whole body instead of repeated doubling (25 MB bodies).
-            state.body.reserveCapacity(Int(declared))
+            // Reserve up front only what any client may cost: an unauthenticated sender that only
+            // declares a large Content-Length must not make every connection hold 25 MB. Past
+            // 1 MiB the buffer grows as bytes actually arrive.
+            state.body.reserveCapacity(Int(min(declared, 1 << 20)))
         }
         return .YES
     }

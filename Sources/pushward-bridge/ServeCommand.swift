@@ -47,6 +47,15 @@ enum ServeCommand {
             CLI.error("could not start: \(error)")
             return .failure
         }
-        return daemon.runUntilSignalled() == 0 ? .success : .failure
+        let path = parsed.options["config"]
+        let reader: @Sendable () -> BridgeConfiguration? = {
+            do throws(ConfigurationError) {
+                return try ConfigurationLoader.load(path: path)
+            } catch {
+                CLI.error("configuration: \(error.description)")
+                return nil
+            }
+        }
+        return daemon.runUntilSignalled(configurationSource: reader) == 0 ? .success : .failure
     }
 }

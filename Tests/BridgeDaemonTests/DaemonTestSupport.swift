@@ -2,7 +2,6 @@ import BridgeCore
 import BridgeDaemon
 import BridgeStore
 import Foundation
-import Testing
 import WebhookServer
 
 #if canImport(Glibc)
@@ -132,7 +131,8 @@ struct TestConfiguration {
         var github: [String: JSONValue] = ["webhook_secrets": .array(secrets.map { .string($0) })]
         if let maxBodyBytes { github["max_body_bytes"] = .number(Double(maxBodyBytes)) }
         var root: [String: JSONValue] = [
-            "listen": .string(listen), "database": .string(database), "github": .object(github),
+            "listen": .string(listen), "admin_listen": "127.0.0.1:0", "database": .string(database),
+            "github": .object(github),
             "pushward": [
                 "end_delay": .string(endDelay), "end_display_time": .string(endDisplayTime),
                 "min_update_interval": .string(minUpdateInterval),
@@ -209,13 +209,10 @@ final class RunningDaemon: @unchecked Sendable {
         event: String, id: String, body: Data, secret: String? = nil, contentType: String = "application/json",
         extraHeaders: [(String, String)] = []
     ) async throws -> HTTPTestClient.Response {
-        var headers: [(String, String)] = [("Content-Type", contentType)]
-        if !event.isEmpty { headers.append(("X-GitHub-Event", event)) }
-        if !id.isEmpty { headers.append(("X-GitHub-Delivery", id)) }
-        let key = secret ?? configuration.webhookSecrets[0]
-        headers.append(("X-Hub-Signature-256", WebhookSignature.sign(body: body, secret: key)))
-        headers += extraHeaders
-        return try await request(method: "POST", target: "/webhook", headers: headers, body: body)
+        let headers = signedHeaders(
+            event: event, id: id, body: body, secret: secret ?? configuration.webhookSecrets[0],
+            contentType: contentType)
+        return try await request(method: "POST", target: "/webhook", headers: headers + extraHeaders, body: body)
     }
 
     /// Any request, sent as given (no signature added).
@@ -485,6 +482,26 @@ enum GitHubPayload {
             return String(scalar).utf8.map { String(format: "%%%02X", $0) }.joined()
         }.joined()
         return Data(("payload=" + encoded).utf8)
+    }
+}
+
+/// The headers of a delivery GitHub signed with `secret`; an empty `event` or `id` leaves that header out.
+func signedHeaders(
+    event: String, id: String, body: Data, secret: String, contentType: String = "application/json"
+) -> [(String, String)] {
+    var headers: [(String, String)] = [("Content-Type", contentType)]
+    if !event.isEmpty { headers.append(("X-GitHub-Event", event)) }
+    if !id.isEmpty { headers.append(("X-GitHub-Delivery", id)) }
+    headers.append(("X-Hub-Signature-256", WebhookSignature.sign(body: body, secret: secret)))
+    return headers
+}
+
+/// A failure in test plumbing (a child that never started, a server that never answered).
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
     }
 }
 

@@ -1,7 +1,6 @@
+import BridgeStore
 import Foundation
 import Testing
-
-import BridgeStore
 
 @Suite struct MigrationRunnerTests {
     let directory: TemporaryDirectory
@@ -75,8 +74,9 @@ import BridgeStore
         try MigrationRunner.migrate(db, [first, second, third])
         #expect(try recorded(db) == ["1:create runs", "2:create jobs", "3:add runs.status"])
         #expect(try appliedAt(db).prefix(2) == stamps[...])
-        #expect(try db.query("SELECT name FROM pragma_table_info('runs') ORDER BY cid") { $0.string(0) }
-            == ["id", "name", "status"])
+        #expect(
+            try db.query("SELECT name FROM pragma_table_info('runs') ORDER BY cid") { $0.string(0) }
+                == ["id", "name", "status"])
     }
 
     @Test func aDatabaseFromANewerBuildIsRefused() throws {
@@ -156,7 +156,9 @@ import BridgeStore
         }
 
         try MigrationRunner.migrate(writer, [first])
-        let behind = #expect(throws: StoreOpenError.self) { try MigrationRunner.checkReadable(reader, [first, second]) }
+        let behind = #expect(throws: StoreOpenError.self) {
+            try MigrationRunner.checkReadable(reader, [first, second])
+        }
         guard case .olderSchema(found: 1, known: 2) = behind else {
             Issue.record("expected .olderSchema(1, 2), got \(String(describing: behind))")
             return

@@ -1,7 +1,6 @@
+import BridgeStore
 import Foundation
 import Testing
-
-import BridgeStore
 
 /// A fresh directory per test, removed when the test's suite instance is released.
 final class TemporaryDirectory {
@@ -114,10 +113,11 @@ func permissions(of path: String) throws -> Int {
                 .text("\(makeText(seed, long: false)) ✓"),
             ]
             try db.run("INSERT INTO t VALUES (?, ?, ?, ?)", arguments)
-            expected.append(arguments.map { value in
-                guard case .text(let text) = value else { return "" }
-                return text
-            })
+            expected.append(
+                arguments.map { value in
+                    guard case .text(let text) = value else { return "" }
+                    return text
+                })
         }
         let rows = try db.query("SELECT a, b, c, d FROM t ORDER BY rowid") { row in
             (0..<4).map { row.string($0) ?? "<null>" }
@@ -239,7 +239,8 @@ func permissions(of path: String) throws -> Int {
 
     @Test func foreignKeysAreEnforced() throws {
         let db = try SQLiteConnection(path: path)
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE parent (id INTEGER PRIMARY KEY);
             CREATE TABLE child (parent_id INTEGER NOT NULL REFERENCES parent(id));
             """)

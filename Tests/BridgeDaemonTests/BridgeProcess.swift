@@ -1,0 +1,108 @@
+import BridgeCore
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The built `pushward-bridge` executable, run as a subprocess. Output goes to files, not pipes, so
+/// a chatty child can never block on a full pipe.
+final class BridgeProcess: @unchecked Sendable {
+    /// SwiftPM builds the executable into the directory that holds the test's resource bundle.
+    static var binary: URL {
+        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
+    }
+
+    /// A fixed environment: nothing of the test runner's (a `PUSHWARD_*` there must not leak in).
+    static let baseEnvironment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+
+    struct Result: Sendable {
+        var status: Int32
+        var reason: Process.TerminationReason
+        var stdout: String
+        var stderr: String
+
+        var json: JSONValue? { try? JSONValue(parsing: Data(stdout.utf8)) }
+    }
+
+    let process: Process
+    let stdoutPath: String
+    let stderrPath: String
+
+    /// Starts the binary; throws (failing the test, never skipping it) when the binary is missing.
+    init(_ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory) throws {
+        let binary = Self.binary
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw TestFailure("no pushward-bridge executable at \(binary.path): build with `swift build --build-tests`")
+        }
+        let name = UUID().uuidString
+        stdoutPath = directory.path("\(name).stdout")
+        stderrPath = directory.path("\(name).stderr")
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.environment = Self.baseEnvironment.merging(environment) { $1 }
+        process.currentDirectoryURL = directory.url
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        try process.run()
+    }
+
+    var pid: pid_t { process.processIdentifier }
+
+    var stderrText: String {
+        (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits for the serve log line that names the bound port (`"http.port"`).
+    func waitForPort(timeout: Double = 10) throws -> Int {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            for line in stderrText.split(separator: "\n") {
+                if let port = (try? JSONValue(parsing: Data(line.utf8)))?["http.port"]?.intValue { return port }
+            }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        throw TestFailure("serve never logged its port; stderr: \(stderrText)")
+    }
+
+    /// Waits for the process to exit; false when it is still running after `timeout` seconds.
+    func waitForExit(timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return !process.isRunning
+    }
+
+    /// Kills the process if a test left it running.
+    func ensureStopped() {
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            _ = waitForExit(timeout: 5)
+        }
+    }
+
+    var result: Result {
+        Result(
+            status: process.terminationStatus, reason: process.terminationReason,
+            stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "", stderr: stderrText)
+    }
+
+    /// Runs a command to completion (at most `timeout` seconds), off the cooperative pool.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory,
+        timeout: Double = 20
+    ) async throws -> Result {
+        try await offPool {
+            let child = try BridgeProcess(arguments, environment: environment, in: directory)
+            defer { child.ensureStopped() }
+            guard child.waitForExit(timeout: timeout) else {
+                throw TestFailure("pushward-bridge \(arguments) did not finish within \(timeout) s")
+            }
+            return child.result
+        }
+    }
+}

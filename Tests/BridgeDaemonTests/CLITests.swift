@@ -1,0 +1,304 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import Foundation
+import Testing
+
+/// The read-side CLI (`runs`, `deliveries`) against a database a replay filled, and
+/// `check-config` / the configuration loader's environment and credential overrides.
+@Suite("CLI against a replayed database", .timeLimit(.minutes(1)))
+struct CLITests {
+    static let runID = 6_454_805_877
+    static let duplicated = "workflow_job.queued.attempt10-test.json"
+
+    /// A database after a replay of attempt 10 (its card ended), one unsupported event, one
+    /// malformed body and one redelivery. The directory holds it as long as the value lives.
+    struct Replayed {
+        var directory: ScratchDirectory
+        var database: String
+        var slug: String
+        var acknowledged: JSONValue?
+    }
+
+    static func replay() async throws -> Replayed {
+        let directory = try ScratchDirectory()
+        let daemon = try await RunningDaemon.start(
+            TestConfiguration(database: directory.path("bridge.sqlite")), directory: directory)
+        do {
+            for name in DaemonFixtures.attempt10 {
+                let response = try await daemon.deliver(
+                    event: DaemonFixtures.event(of: name), id: name, body: try DaemonFixtures.data(name))
+                #expect(response.status == 202, "\(name)")
+            }
+            let ignored = try await daemon.deliver(
+                event: "check_run", id: "ignored-check-run", body: try DaemonFixtures.data("check_run.completed.json"))
+            #expect(ignored.status == 200)
+            let rejected = try await daemon.deliver(
+                event: "workflow_job", id: "rejected-garbage", body: Data("<html>not json</html>".utf8))
+            #expect(rejected.status == 400)
+            let duplicate = try await daemon.deliver(
+                event: "workflow_job", id: duplicated, body: try DaemonFixtures.data(duplicated))
+            #expect(duplicate.status == 200)
+
+            let slug = try #require(try await daemon.read { try $0.listRuns().first?.slug })
+            #expect(try await daemon.waitUntilEnded(slug: slug))
+            let acknowledged = try await daemon.read { try $0.card(slug: slug)?.acknowledged }
+            try await daemon.stop()
+            return Replayed(
+                directory: directory, database: daemon.databasePath, slug: slug, acknowledged: acknowledged)
+        } catch {
+            try? await daemon.stop()
+            throw error
+        }
+    }
+
+    private func run(_ arguments: [String], _ replayed: Replayed) async throws -> BridgeProcess.Result {
+        let result = try await BridgeProcess.run(
+            arguments + ["--database", replayed.database], in: replayed.directory)
+        #expect(result.reason == .exit, "\(arguments) crashed: \(result.stderr)")
+        return result
+    }
+
+    @Test("runs list and runs show describe the replayed run, its card and its pushes")
+    func runs() async throws {
+        let replayed = try await Self.replay()
+
+        let list = try await run(["runs", "list", "--json"], replayed)
+        #expect(list.status == 0, "\(list.stderr)")
+        let runs = try #require(list.json?.arrayValue)
+        #expect(runs.count == 1)
+        let listed = try #require(runs.first)
+        #expect(listed["repository"] == "foo/webhook-testing")
+        #expect(listed["run_id"] == .number(Double(Self.runID)))
+        #expect(listed["attempt"] == 10)
+        #expect(listed["slug"] == .string(replayed.slug))
+        #expect(listed["status"] == "completed")
+        #expect(listed["conclusion"] == "success")
+        #expect(listed["workflow"] == "Tests")
+        #expect(listed["last_push_at"]?.doubleValue != nil)
+
+        let table = try await run(["runs", "list"], replayed)
+        #expect(table.status == 0)
+        #expect(table.stdout.contains(replayed.slug))
+        #expect(table.stdout.contains(String(Self.runID)))
+
+        let show = try await run(["runs", "show", String(Self.runID), "--json"], replayed)
+        #expect(show.status == 0, "\(show.stderr)")
+        let attempts = try #require(show.json?.arrayValue)
+        #expect(attempts.count == 1)
+        let shown = try #require(attempts.first)
+        #expect(shown["attempt"] == 10)
+        #expect(shown["slug"] == .string(replayed.slug))
+        #expect(shown["phase"] == "ended")
+        let jobs = try #require(shown["jobs"]?.arrayValue)
+        #expect(Set(jobs.compactMap { $0["name"]?.stringValue }) == ["pre-commit", "test"])
+        #expect(jobs.allSatisfy { $0["status"] == "completed" && $0["conclusion"] == "success" })
+        let steps = try #require(shown["steps"]?.arrayValue)
+        #expect(steps.compactMap { $0["name"]?.stringValue } == ["pre-commit", "test"])
+        #expect(shown["desired"]?["content"]?["state"] == "Succeeded")
+        #expect(shown["acknowledged"] != nil && shown["acknowledged"] == replayed.acknowledged)
+        #expect(shown["acknowledged"]?["progress"] == 1)
+        let pushes = try #require(shown["pushes"]?.arrayValue)
+        let kinds = pushes.compactMap { $0["kind"]?.stringValue }
+        #expect(kinds.first == "create")
+        #expect(kinds.last == "end")
+        #expect(pushes.last?["body"] == ["state": "ended"])
+        let deliveries = try #require(shown["deliveries"]?.arrayValue)
+        #expect(Set(deliveries.compactMap { $0["id"]?.stringValue }) == Set(DaemonFixtures.attempt10))
+
+        let text = try await run(["runs", "show", String(Self.runID)], replayed)
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("pushes:"))
+
+        let unknown = try await run(["runs", "show", "12345", "--json"], replayed)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("12345"))
+    }
+
+    @Test("deliveries list and show give each outcome: applied, ignored and rejected with reasons, duplicates")
+    func deliveries() async throws {
+        let replayed = try await Self.replay()
+
+        let list = try await run(["deliveries", "list", "--json"], replayed)
+        #expect(list.status == 0, "\(list.stderr)")
+        let records = try #require(list.json?.arrayValue)
+        #expect(records.count == DaemonFixtures.attempt10.count + 2)
+        var byID: [String: JSONValue] = [:]
+        for record in records { if let id = record["id"]?.stringValue { byID[id] = record } }
+        for name in DaemonFixtures.attempt10 {
+            #expect(byID[name]?["outcome"] == "applied", "\(name)")
+            #expect(byID[name]?["duplicates"] == (name == Self.duplicated ? 1 : 0), "\(name)")
+        }
+        #expect(byID["ignored-check-run"]?["outcome"] == "ignored")
+        #expect(byID["ignored-check-run"]?["reason"]?.stringValue?.contains("check_run") == true)
+        #expect(byID["rejected-garbage"]?["outcome"] == "rejected")
+        #expect(byID["rejected-garbage"]?["reason"]?.stringValue?.contains("not valid JSON") == true)
+        // The list leaves payloads out.
+        #expect(records.allSatisfy { $0["payload"] == nil })
+
+        let show = try await run(["deliveries", "show", Self.duplicated, "--json"], replayed)
+        #expect(show.status == 0, "\(show.stderr)")
+        let shown = try #require(show.json)
+        #expect(shown["outcome"] == "applied")
+        #expect(shown["duplicates"] == 1)
+        #expect(shown["event"] == "workflow_job")
+        #expect(shown["action"] == "queued")
+        #expect(shown["run_id"] == .number(Double(Self.runID)))
+        #expect(shown["payload"] == (try JSONValue(parsing: try DaemonFixtures.data(Self.duplicated))))
+
+        let rejected = try await run(["deliveries", "show", "rejected-garbage", "--json"], replayed)
+        #expect(rejected.json?["outcome"] == "rejected")
+        #expect(rejected.json?["reason"] == byID["rejected-garbage"]?["reason"])
+
+        let table = try await run(["deliveries", "list"], replayed)
+        #expect(table.status == 0)
+        #expect(table.stdout.contains("(+1 duplicates)"))
+        #expect(table.stdout.contains("ignored: "))
+
+        let unknown = try await run(["deliveries", "show", "no-such-delivery"], replayed)
+        #expect(unknown.status == 1)
+        #expect(unknown.stderr.contains("no-such-delivery"))
+    }
+
+    // MARK: check-config
+
+    static let secret = "correct-horse-battery-staple"
+
+    /// A configuration file with these secrets (none: the key is left out).
+    static func configFile(_ secrets: [String], in directory: ScratchDirectory) throws -> String {
+        var configuration = TestConfiguration(database: directory.path("bridge.sqlite"))
+        configuration.secrets = secrets
+        var json = configuration.json
+        if secrets.isEmpty { json = json.replacingOccurrences(of: #""webhook_secrets":[]"#, with: "") }
+        return try directory.write("config.json", json)
+    }
+
+    @Test("check-config exits 78 naming github.webhook_secrets when no secret is configured")
+    func checkConfigWithoutSecret() async throws {
+        let directory = try ScratchDirectory()
+        let config = try Self.configFile([], in: directory)
+        let result = try await BridgeProcess.run(["check-config", "--config", config], in: directory)
+        #expect(result.reason == .exit)
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("github.webhook_secrets"))
+    }
+
+    @Test("check-config masks secrets, and reads them from PUSHWARD_WEBHOOK_SECRETS_FILE and credentials")
+    func checkConfigMasksSecrets() async throws {
+        let directory = try ScratchDirectory()
+        let withSecret = try Self.configFile([Self.secret], in: directory)
+        let direct = try await BridgeProcess.run(["check-config", "--config", withSecret], in: directory)
+        #expect(direct.status == 0, "\(direct.stderr)")
+        let secrets = try #require(direct.json?["github"]?["webhook_secrets"]?.arrayValue)
+        #expect(secrets.count == 1)
+        #expect(secrets.first != .string(Self.secret))
+        #expect(!direct.stdout.contains(Self.secret))
+        #expect(!direct.stderr.contains(Self.secret))
+
+        let withoutSecret = try Self.configFile([], in: directory)
+        let secretFile = try directory.write("secrets.txt", "file-secret-abcdefghij\n")
+        let fromFile = try await BridgeProcess.run(
+            ["check-config", "--config", withoutSecret],
+            environment: ["PUSHWARD_WEBHOOK_SECRETS_FILE": secretFile], in: directory)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(fromFile.json?["github"]?["webhook_secrets"]?.arrayValue?.count == 1)
+        #expect(!fromFile.stdout.contains("file-secret-abcdefghij"))
+
+        let credentials = directory.path("credentials")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try directory.write("credentials/webhook_secrets", "credential-one-abcdef\ncredential-two-abcdef\n")
+        let fromCredentials = try await BridgeProcess.run(
+            ["check-config", "--config", withoutSecret], environment: ["CREDENTIALS_DIRECTORY": credentials],
+            in: directory)
+        #expect(fromCredentials.status == 0, "\(fromCredentials.stderr)")
+        #expect(fromCredentials.json?["github"]?["webhook_secrets"]?.arrayValue?.count == 2)
+        #expect(!fromCredentials.stdout.contains("credential-one-abcdef"))
+    }
+}
+
+/// `ConfigurationLoader.load(path:environment:)` in-process: the environment beats the file, a
+/// secret from a file or a systemd credential beats a plain variable.
+@Suite("configuration loader overrides")
+struct ConfigurationLoaderTests {
+    let directory: ScratchDirectory
+    let config: String
+
+    init() throws {
+        directory = try ScratchDirectory()
+        var configuration = TestConfiguration(database: directory.path("from-file.sqlite"))
+        configuration.secrets = ["from-the-file-secret"]
+        config = try directory.write("config.json", configuration.json)
+    }
+
+    @Test("without overrides the file's secrets stand")
+    func fileOnly() throws {
+        let loaded = try ConfigurationLoader.load(path: config, environment: [:])
+        #expect(loaded.webhookSecrets == ["from-the-file-secret"])
+        #expect(loaded.database == directory.path("from-file.sqlite"))
+    }
+
+    @Test("PUSHWARD_WEBHOOK_SECRETS replaces them: comma or newline separated, trimmed")
+    func variable() throws {
+        let loaded = try ConfigurationLoader.load(
+            path: config,
+            environment: ["PUSHWARD_WEBHOOK_SECRETS": " one ,two\nthree,, ", "PUSHWARD_DATABASE": "/tmp/other.sqlite"])
+        #expect(loaded.webhookSecrets == ["one", "two", "three"])
+        #expect(loaded.database == "/tmp/other.sqlite")
+    }
+
+    @Test("PUSHWARD_WEBHOOK_SECRETS_FILE is read (trailing newline dropped) and beats the variable")
+    func secretsFile() throws {
+        let file = try directory.write("secrets", "rotated-new\nrotated-old\n")
+        let loaded = try ConfigurationLoader.load(
+            path: config, environment: ["PUSHWARD_WEBHOOK_SECRETS_FILE": file, "PUSHWARD_WEBHOOK_SECRETS": "plain"])
+        #expect(loaded.webhookSecrets == ["rotated-new", "rotated-old"])
+    }
+
+    @Test("$CREDENTIALS_DIRECTORY/webhook_secrets beats both")
+    func credential() throws {
+        let credentials = directory.path("creds")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try directory.write("creds/webhook_secrets", "from-systemd\n")
+        let file = try directory.write("secrets", "from-file")
+        let loaded = try ConfigurationLoader.load(
+            path: config,
+            environment: [
+                "CREDENTIALS_DIRECTORY": credentials, "PUSHWARD_WEBHOOK_SECRETS_FILE": file,
+                "PUSHWARD_WEBHOOK_SECRETS": "plain",
+            ])
+        #expect(loaded.webhookSecrets == ["from-systemd"])
+
+        // A credentials directory without that credential falls through to the file.
+        let empty = directory.path("no-creds")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let fallback = try ConfigurationLoader.load(
+            path: config, environment: ["CREDENTIALS_DIRECTORY": empty, "PUSHWARD_WEBHOOK_SECRETS_FILE": file])
+        #expect(fallback.webhookSecrets == ["from-file"])
+    }
+
+    @Test("an unreadable PUSHWARD_WEBHOOK_SECRETS_FILE is an error naming it")
+    func unreadableSecretsFile() {
+        let missing = directory.path("nope")
+        #expect {
+            _ = try ConfigurationLoader.load(path: config, environment: ["PUSHWARD_WEBHOOK_SECRETS_FILE": missing])
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "PUSHWARD_WEBHOOK_SECRETS_FILE" && error.problem.contains(missing)
+        }
+    }
+
+    @Test("serving problems name github.webhook_secrets; describe masks every secret")
+    func problemsAndMasking() throws {
+        var configuration = try ConfigurationLoader.load(path: config, environment: [:])
+        #expect(ConfigurationLoader.servingProblems(configuration).isEmpty)
+        configuration.apiKey = "pushward-api-key-0123456789"
+        let described = ConfigurationLoader.describe(configuration).canonicalString
+        #expect(!described.contains("from-the-file-secret"))
+        #expect(!described.contains("pushward-api-key-0123456789"))
+
+        configuration.webhookSecrets = []
+        #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["github.webhook_secrets"])
+        configuration.webhookSecrets = ["change-me-to-the-secret-of-your-github-webhook"]
+        #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["github.webhook_secrets"])
+    }
+}

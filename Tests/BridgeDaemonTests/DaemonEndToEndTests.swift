@@ -1,0 +1,281 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import Testing
+import WebhookServer
+
+/// Whole runs through a daemon over HTTP: the recorded attempt-10 replay against `render`, history
+/// across a restart, a failing store, large bodies and slow clients.
+@Suite("daemon end to end", .timeLimit(.minutes(1)))
+struct DaemonEndToEndTests {
+    /// The recorded attempt-10 deliveries, decoded as `render` decodes them.
+    static func attempt10Events() throws -> [WebhookEvent] {
+        try DaemonFixtures.attempt10.map { name in
+            try WebhookDecoder.decode(
+                event: DaemonFixtures.event(of: name), body: try DaemonFixtures.data(name), contentType: nil)
+        }
+    }
+
+    // MARK: Replay against render
+
+    @Test("replaying attempt 10 ends the card with the content render computes, pushes in lifecycle order")
+    func replayMatchesRender() async throws {
+        try await withDaemon { daemon in
+            for name in DaemonFixtures.attempt10 {
+                let response = try await daemon.deliver(
+                    event: DaemonFixtures.event(of: name), id: name, body: try DaemonFixtures.data(name))
+                #expect(response.status == 202, "\(name): \(response.text)")
+            }
+            let runs = try await daemon.read { try $0.listRuns() }
+            let run = try #require(runs.first)
+            #expect(runs.count == 1)
+            #expect(try await daemon.waitUntilEnded(slug: run.slug), "the card never ended")
+
+            let slug = run.slug
+            let key = run.key
+            let (card, pushes) = try await daemon.read { database in
+                (try database.card(slug: slug), try database.pushes(for: key))
+            }
+            let stored = try #require(card)
+
+            var harness = BridgeHarness(settings: daemon.configuration.activity, filter: daemon.configuration.filter)
+            harness.play(try Self.attempt10Events())
+            #expect(harness.violations.isEmpty)
+            let rendered = try #require(harness.server.activities[slug], "render drew no card on \(slug)")
+            #expect(rendered.state == "ended")
+            #expect(stored.acknowledged == .object(rendered.content))
+            #expect(stored.card.desired?["content"] == .object(rendered.content))
+            #expect(stored.card.desired?["final"] == true)
+            #expect(stored.card.session.owner == key)
+
+            let kinds = pushes.map(\.kind)
+            #expect(kinds.first == "create")
+            #expect(kinds.dropFirst().first == "firstFrame")
+            #expect(kinds.suffix(2) == ["finalFrame", "end"])
+            #expect(kinds.dropFirst(2).dropLast(2).allSatisfy { $0 == "update" }, "\(kinds)")
+            #expect(pushes.allSatisfy { $0.outcome == "dry-run" && $0.slug == slug })
+            #expect(pushes.first?.method == "POST")
+            #expect(pushes.last?.body == #"{"state":"ended"}"#)
+            // How many updates there are depends on how the deliveries and the dispatcher interleave
+            // (changes made while a request is out go together in one follow-up), never more than render's.
+            #expect(kinds.count <= harness.sent.count)
+        }
+    }
+
+    // MARK: History across a restart
+
+    /// Three `needs:` waves; the middle one a matrix. Step durations 20, 90 (the longest shard), 120.
+    static let waves: [[RunScript.Job]] = [
+        [RunScript.Job("lint", duration: 20)],
+        [RunScript.Job("build (linux)", duration: 60), RunScript.Job("build (macos)", duration: 90)],
+        [RunScript.Job("test", duration: 120)],
+    ]
+
+    static let firstRun = RunScript(runID: 101, runNumber: 1, start: 1_700_000_000, firstJobID: 1_000)
+    static let secondRun = RunScript(runID: 102, runNumber: 2, start: 1_700_050_000, firstJobID: 2_000)
+
+    /// The second run's first deliveries: requested, started, its first job queued.
+    static var secondRunOpening: [WebhookEvent] {
+        [
+            secondRun.run("requested", at: 0), secondRun.run("in_progress", at: 1),
+            secondRun.job(2_000, "lint", "queued", createdAt: 2),
+        ]
+    }
+
+    private func deliver(_ events: [WebhookEvent], to daemon: RunningDaemon) async throws {
+        for event in events {
+            let response = try await daemon.deliver(
+                event: GitHubPayload.eventName(event), id: deliveryID(), body: GitHubPayload.body(event))
+            #expect(response.status == 202, "\(response.text)")
+        }
+    }
+
+    @Test("a restarted daemon seeds the next run of a workflow with total_steps and step_weights from history")
+    func historySurvivesRestart() async throws {
+        let directory = try ScratchDirectory()
+        let configuration = TestConfiguration(database: directory.path("bridge.sqlite"))
+
+        let first = try await RunningDaemon.start(configuration, directory: directory)
+        try await deliver(Self.firstRun.deliveries(waves: Self.waves), to: first)
+        let slug = try #require(try await first.read { try $0.listRuns().first?.slug })
+        #expect(try await first.waitUntilEnded(slug: slug))
+        try await first.stop()
+
+        let second = try await RunningDaemon.start(configuration, directory: directory)
+        try await deliver(Self.secondRunOpening, to: second)
+        let card = try await second.read { try $0.card(slug: slug) }
+        try await second.stop()
+
+        let desired = try #require(card?.card.desired)
+        #expect(desired["run"] == .string(RunKey(repository: "acme/widgets", runID: 102, attempt: 1).description))
+        let content = try #require(desired["content"])
+        #expect(content["total_steps"] == 3)
+        #expect(content["step_weights"] == [20, 90, 120])
+        #expect(content["step_labels"] == ["lint", "build", "test"])
+        #expect(content["current_step"] == 0 || content["current_step"] == 1)
+
+        // Without that history the same deliveries know of one step only and draw no weights.
+        let fresh = try await withDaemon { daemon in
+            try await deliver(Self.secondRunOpening, to: daemon)
+            return try await daemon.read { try $0.card(slug: slug)?.card.desired?["content"] }
+        }
+        #expect(fresh?["total_steps"] == 1)
+        #expect(fresh?["step_weights"] == nil)
+    }
+
+    // MARK: A store that cannot commit
+
+    @Test("503 when another connection holds the write lock past the busy timeout; a redelivery then applies")
+    func lockedStore() async throws {
+        try await withDaemon { daemon in
+            let path = daemon.databasePath
+            let port = daemon.port
+            let body = GitHubPayload.body(WebhookIngressTests.script.run("requested", at: 0))
+            let headers = signedHeaders(
+                event: "workflow_run", id: "locked-1", body: body, secret: daemon.configuration.webhookSecrets[0])
+            // Anything the daemon does at start (retention pruning) is done before the lock is taken,
+            // so the delivery alone waits behind it.
+            #expect(try await daemon.request(method: "GET", target: "/readyz").status == 200)
+            // The lock is held for exactly as long as the daemon takes to give up (its busy timeout).
+            let response = try await offPool {
+                let blocker = try SQLiteConnection(path: path)
+                try blocker.execute("BEGIN EXCLUSIVE")
+                defer { try? blocker.execute("ROLLBACK") }
+                return try HTTPTestClient.request(
+                    port: port, method: "POST", target: "/webhook", headers: headers, body: body)
+            }
+            #expect(response.status == 503)
+            #expect(response.json?["error"] == "store_unavailable")
+            #expect(response.body.count < 1_024)
+            #expect(daemon.log.entries.contains { $0["level"] == "error" && $0["github.delivery"] == "locked-1" })
+            #expect(try await daemon.read { try $0.delivery(id: "locked-1") } == nil)
+
+            // GitHub redelivers with the same id: it is applied, not taken for a duplicate.
+            let redelivery = try await daemon.request(method: "POST", target: "/webhook", headers: headers, body: body)
+            #expect(redelivery.status == 202)
+            #expect(try await daemon.read { try $0.delivery(id: "locked-1")?.outcome } == .applied)
+        }
+    }
+
+    @Test("a commit that fails mid-transaction is 503 and leaves the engine as it was")
+    func failedCommitRollsBack() async throws {
+        try await withDaemon { daemon in
+            let path = daemon.databasePath
+            try await offPool {
+                let other = try SQLiteConnection(path: path)
+                try other.execute(
+                    """
+                    CREATE TRIGGER refuse_doomed BEFORE INSERT ON deliveries WHEN NEW.id LIKE 'doomed-%'
+                    BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END
+                    """)
+            }
+            var doomedScript = RunScript(runID: 500)
+            doomedScript.repository = Repository(fullName: "acme/doomed", htmlURL: "https://github.com/acme/doomed")
+            let doomedBody = GitHubPayload.body(doomedScript.run("requested", at: 0))
+            let doomed = try await daemon.deliver(event: "workflow_run", id: "doomed-1", body: doomedBody)
+            #expect(doomed.status == 503)
+
+            // A delivery for another repository wakes the dispatcher, which looks at every card it
+            // knows: had the doomed run stayed in memory, it would now get a card too.
+            let healthy = RunScript(runID: 501)
+            let accepted = try await daemon.deliver(
+                event: "workflow_run", id: "healthy-1", body: GitHubPayload.body(healthy.run("requested", at: 0)))
+            #expect(accepted.status == 202)
+            let healthySlug = try #require(try await daemon.read { try $0.listRuns().first?.slug })
+            #expect(
+                try await eventually {
+                    let database = try BridgeDatabase(path: path, readOnly: true)
+                    return try database.card(slug: healthySlug)?.card.session.phase == .live
+                })
+            let (runs, cards) = try await daemon.read { database in
+                (
+                    try database.listRuns().map(\.key.repository),
+                    try database.connection.query("SELECT slug FROM activities") { $0.string(0) ?? "" }
+                )
+            }
+            #expect(runs == ["acme/widgets"])
+            #expect(cards == [healthySlug])
+
+            try await offPool {
+                try SQLiteConnection(path: path).execute("DROP TRIGGER refuse_doomed")
+            }
+            let retried = try await daemon.deliver(event: "workflow_run", id: "doomed-1", body: doomedBody)
+            #expect(retried.status == 202)
+            #expect(try await daemon.read { try $0.listRuns().count } == 2)
+        }
+    }
+
+    // MARK: Large bodies and slow clients
+
+    @Test("a validly signed 25 MiB body gets a definite answer; one byte more is 413")
+    func largestBody() async throws {
+        let limit = 25 * 1_024 * 1_024
+        try await withDaemon(configure: { $0.maxBodyBytes = limit }) { daemon in
+            guard
+                case .object(var root) = GitHubPayload.json(
+                    WebhookIngressTests.script.job(7, "lint", "queued", createdAt: 1))
+            else {
+                Issue.record("the payload builder changed shape")
+                return
+            }
+            root["padding"] = ""
+            let base = JSONValue.object(root).canonicalData.count
+            root["padding"] = .string(String(repeating: "x", count: limit - base))
+            let body = JSONValue.object(root).canonicalData
+            #expect(body.count == limit)
+
+            let response = try await daemon.deliver(event: "workflow_job", id: "huge-1", body: body)
+            #expect(response.status == 202, "\(response.text)")
+            #expect(try await daemon.read { try $0.delivery(id: "huge-1")?.payloadBytes } == limit)
+
+            let port = daemon.port
+            let over = try await offPool {
+                let client = try HTTPTestClient(port: port)
+                try client.send(
+                    HTTPTestClient.head(
+                        method: "POST", target: "/webhook",
+                        headers: signedHeaders(event: "workflow_job", id: "huge-2", body: body, secret: "unused"),
+                        contentLength: limit + 1))
+                return try client.readResponse()
+            }
+            #expect(over.status == 413)
+        }
+    }
+
+    @Test("clients that send half a request and hold do not hold up a delivery on another connection")
+    func slowClients() async throws {
+        try await withDaemon { daemon in
+            let port = daemon.port
+            let body = WebhookIngressTests.queuedJob()
+            let headers = signedHeaders(
+                event: "workflow_job", id: "after-slow", body: body, secret: daemon.configuration.webhookSecrets[0])
+            let (response, elapsed) = try await offPool {
+                // More stalled connections than libmicrohttpd has threads: half stop inside the
+                // header block, half inside the body.
+                var stalled: [HTTPTestClient] = []
+                for index in 0..<8 {
+                    let client = try HTTPTestClient(port: port)
+                    if index.isMultiple(of: 2) {
+                        try client.send("POST /webhook HTTP/1.1\r\nHost: localhost\r\nX-GitHub-Ev")
+                    } else {
+                        let head = HTTPTestClient.head(
+                            method: "POST", target: "/webhook", headers: headers, contentLength: body.count)
+                        try client.send(Data(head.utf8) + body.prefix(body.count / 2))
+                    }
+                    stalled.append(client)
+                }
+                let start = Date()
+                let response = try HTTPTestClient.request(
+                    port: port, method: "POST", target: "/webhook", headers: headers, body: body)
+                let elapsed = Date().timeIntervalSince(start)
+                withExtendedLifetime(stalled) {}
+                return (response, elapsed)
+            }
+            #expect(response.status == 202)
+            #expect(elapsed < 5, "the delivery took \(elapsed) s behind stalled clients")
+            #expect(try await daemon.read { try $0.listDeliveries().map(\.id) } == ["after-slow"])
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import BridgeCore
+import BridgeDaemon
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The real binary under systemd's protocols: `Type=notify` messages, socket activation, SIGHUP.
+@Suite("systemd integration", .serialized, .timeLimit(.minutes(2)))
+struct SystemdIntegrationTests {
+    static var binary: URL {
+        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
+    }
+
+    static func scratch() throws -> String {
+        let directory = NSTemporaryDirectory() + "systemd-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let config = """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+             "github": {"webhook_secrets": ["systemd-secret"]}}
+            """
+        try config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
+        return directory
+    }
+
+    /// A datagram socket bound at `path`, as systemd's notify socket is.
+    final class NotifySocket {
+        let descriptor: Int32
+        let path: String
+
+        init(path: String) throws {
+            self.path = path
+            descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard bound == 0 else { throw CocoaError(.fileWriteUnknown) }
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+
+        deinit {
+            close(descriptor)
+            unlink(path)
+        }
+
+        /// Every message that arrives within `seconds`.
+        func messages(within seconds: Double) -> [String] {
+            var received: [String] = []
+            let deadline = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while Date() < deadline {
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                if count > 0 { received.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
+            }
+            return received
+        }
+    }
+
+    @Test("with NOTIFY_SOCKET the binary says READY=1, then STOPPING=1, and exits 0 on SIGTERM")
+    func notifyProtocol() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let notify = try NotifySocket(path: directory + "/notify.sock")
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--config", directory + "/config.json"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        environment["WATCHDOG_USEC"] = "1000000"
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let started = notify.messages(within: 2)
+        #expect(started.first?.hasPrefix("READY=1") == true, "\(started)")
+        #expect(started.contains("WATCHDOG=1"), "a watchdog keep-alive every half WATCHDOG_USEC")
+        process.terminate()
+        let stopping = notify.messages(within: 1.5)
+        process.waitUntilExit()
+        #expect(stopping.contains("STOPPING=1"), "\(stopping)")
+        #expect(process.terminationStatus == 0)
+        #expect(process.terminationReason == .exit)
+    }
+
+    @Test("socket-activated, it serves the socket systemd passes (systemd-socket-activate)")
+    func socketActivation() async throws {
+        let activator = "/usr/bin/systemd-socket-activate"
+        try #require(
+            FileManager.default.isExecutableFile(atPath: activator), "systemd-socket-activate is part of systemd")
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A free port: bind 0, read it, release it for the activator.
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(probe, socketAddress, length)
+                return getsockname(probe, socketAddress, &length)
+            }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(probe)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: activator)
+        process.arguments = [
+            "-l", "127.0.0.1:\(port)", Self.binary.path, "serve", "--config", directory + "/config.json",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        var status = 0
+        let deadline = Date().addingTimeInterval(10)
+        while status != 200, Date() < deadline {
+            let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/healthz")!, timeoutInterval: 2)
+            if let (_, response) = try? await URLSession.shared.data(for: request) {
+                status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(status == 200)
+    }
+
+    @Test("SIGHUP-style reload applies new filters and the log level, and names what needs a restart")
+    func reload() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let lines = Lines()
+        let configuration = try BridgeConfiguration(
+            json: Data(contentsOf: URL(fileURLWithPath: directory + "/config.json")))
+        let daemon = try Daemon(
+            configuration: configuration, logger: Logger(label: "test", minimumLevel: .info, sink: { lines.append($0) })
+        )
+        var changed = configuration
+        changed.filter.branches.exclude = [GlobPattern("main")]
+        changed.logLevel = "debug"
+        changed.listen = "127.0.0.1:1"
+        daemon.reload(changed)
+        daemon.stop()
+        let line = try #require(lines.all.first { $0.contains("reloaded the configuration") })
+        let object = try JSONValue(parsing: Data(line.utf8))
+        #expect(object["reloaded"] == ["filters", "log_level"])
+        #expect(object["needs_restart"] == ["listen"])
+        #expect(daemon.logger.minimumLevel == .debug)
+        #expect(daemon.configuration.filter == changed.filter)
+    }
+
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) {
+            lock.lock()
+            lines.append(line)
+            lock.unlock()
+        }
+        var all: [String] {
+            lock.lock()
+            defer { lock.unlock() }
+            return lines
+        }
+    }
+}

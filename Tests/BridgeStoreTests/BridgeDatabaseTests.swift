@@ -1,0 +1,281 @@
+import BridgeCore
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// A directory for this file's databases, removed with the value.
+private final class DatabaseDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("bridge-database-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String {
+        url.appendingPathComponent(name).path
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// `BridgeDatabase` on real files: migrations, reopening, readers beside a writer, the engine's
+/// round trip through storage, a newer schema, payload retention.
+@Suite("bridge database")
+struct BridgeDatabaseTests {
+    private let directory: DatabaseDirectory
+    private let path: String
+
+    init() throws {
+        directory = try DatabaseDirectory()
+        path = directory.path("bridge.sqlite")
+    }
+
+    private func delivery(_ id: String, at time: UnixTime, payload: String? = "{}") -> DeliveryRecord {
+        DeliveryRecord(
+            id: id, hookID: "1", event: "workflow_job", action: "queued", receivedAt: time,
+            repository: "acme/widgets", runID: 1, runAttempt: 1, outcome: .applied, reason: nil,
+            contentType: "application/json", payload: payload.map { Data($0.utf8) },
+            payloadBytes: payload?.utf8.count ?? 0)
+    }
+
+    private func schema(_ connection: SQLiteConnection) throws -> [String] {
+        try connection.query(
+            "SELECT type || ' ' || name || ': ' || coalesce(sql, '') FROM sqlite_schema ORDER BY type, name"
+        ) { $0.string(0) ?? "" }
+    }
+
+    private func migrations(_ connection: SQLiteConnection) throws -> [String] {
+        try connection.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version") { row in
+            "\(row.int(0) ?? 0) \(row.string(1) ?? "") \(row.double(2) ?? 0)"
+        }
+    }
+
+    // MARK: Migrations
+
+    @Test("migrating an empty file creates every table and records every migration")
+    func migrationsFromEmpty() throws {
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let database = try BridgeDatabase(path: path)
+        let tables = try database.connection.query(
+            "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ) { $0.string(0) ?? "" }
+        // Every table any migration creates, whatever later migrations add, and at least the core ones.
+        let created = BridgeSchema.migrations.flatMap { migration in
+            migration.sql.split(separator: "\n").compactMap { line -> String? in
+                let words = line.split(separator: " ")
+                guard words.count >= 3, words[0] == "CREATE", words[1] == "TABLE" else { return nil }
+                return String(words[2] == "IF" ? words[5] : words[2])
+            }
+        }
+        #expect(Set(tables) == Set(created + ["schema_migrations"]))
+        #expect(
+            Set(tables).isSuperset(of: [
+                "activities", "deliveries", "jobs", "pushes", "runs", "schema_migrations", "step_history",
+            ]))
+        let indexes = try database.connection.query(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        ) { $0.string(0) ?? "" }
+        #expect(
+            Set(indexes).isSuperset(of: [
+                "deliveries_by_time", "deliveries_by_run", "runs_by_update", "pushes_by_run",
+                "step_history_by_workflow",
+            ]))
+        let versions = try database.connection.query("SELECT version, name FROM schema_migrations ORDER BY version") {
+            "\($0.int(0) ?? 0):\($0.string(1) ?? "")"
+        }
+        #expect(
+            versions == BridgeSchema.migrations.enumerated().map { "\($0.offset + 1):\($0.element.name)" })
+        #expect(try database.connection.queryOne("PRAGMA journal_mode") { $0.string(0) } == "wal")
+        // Every table takes a row with the columns the code writes.
+        try database.insert(delivery("first", at: 1))
+        #expect(try database.hasDelivery("first"))
+        #expect(try !database.hasDelivery("second"))
+    }
+
+    @Test("reopening a migrated database changes nothing and keeps the data")
+    func reopenIsANoOp() throws {
+        var database: BridgeDatabase? = try BridgeDatabase(path: path)
+        try database?.insert(delivery("kept", at: 10))
+        let schemaBefore = try schema(try #require(database).connection)
+        let migrationsBefore = try migrations(try #require(database).connection)
+        database = nil
+
+        let reopened = try BridgeDatabase(path: path)
+        #expect(try schema(reopened.connection) == schemaBefore)
+        #expect(try migrations(reopened.connection) == migrationsBefore)
+        #expect(try reopened.delivery(id: "kept") == delivery("kept", at: 10))
+        let readOnly = try BridgeDatabase(path: path, readOnly: true)
+        #expect(try readOnly.listDeliveries().map(\.id) == ["kept"])
+    }
+
+    @Test("a read-only connection reads the last commit while the writer is inside a transaction")
+    func readerBesideWriter() throws {
+        let writer = try BridgeDatabase(path: path)
+        try writer.insert(delivery("committed", at: 1))
+        let reader = try BridgeDatabase(path: path, readOnly: true)
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure {
+            try writer.connection.transaction {
+                try writer.insert(delivery("pending", at: 2))
+                // A reader blocked by the writer would wait out the busy timeout, then fail.
+                #expect(try reader.listDeliveries().map(\.id) == ["committed"])
+                #expect(try reader.delivery(id: "pending") == nil)
+                // And a reader opened now (schema check included) does not wait either.
+                let late = try BridgeDatabase(path: path, readOnly: true)
+                #expect(try late.hasDelivery("committed"))
+            }
+        }
+        #expect(elapsed < .seconds(3))
+        #expect(Set(try reader.listDeliveries().map(\.id)) == ["committed", "pending"])
+        // A read-only connection cannot write.
+        #expect(throws: SQLiteError.self) { try reader.insert(delivery("sneaky", at: 3)) }
+    }
+
+    // MARK: Engine round trip
+
+    /// Drives an engine the way the daemon does: each delivery applied, every request it plans
+    /// acknowledged at once, and what changed saved in one transaction.
+    private func drive(
+        _ engine: inout BridgeEngine, _ events: [WebhookEvent], database: BridgeDatabase, from start: UnixTime
+    ) throws -> UnixTime {
+        var now = start
+        for event in events {
+            now += 1
+            _ = engine.receive(event, at: now)
+            for slug in engine.sessions.keys.sorted() {
+                var rounds = 0
+                while case .send(let planned) = engine.decide(slug: slug, at: now), rounds < 16 {
+                    engine.acknowledge(planned, at: now)
+                    rounds += 1
+                }
+            }
+            let changes = engine.takeChanges()
+            try database.connection.transaction { try database.save(engine, changes: changes, at: now) }
+        }
+        return now
+    }
+
+    @Test("an engine saved, closed and loaded again has the same runs, cards and history")
+    func engineRoundTrip() throws {
+        var settings = ActivitySettings()
+        settings.endDelay = 0
+        settings.endDisplayTime = 0
+        settings.minUpdateInterval = 0
+        var engine = BridgeEngine(settings: settings)
+        let waves: [[RunScript.Job]] = [
+            [RunScript.Job("lint", duration: 20)],
+            [RunScript.Job("build (linux)", duration: 60), RunScript.Job("build (macos)", duration: 75)],
+            [RunScript.Job("test", duration: 120, conclusion: "failure")],
+        ]
+        let finished = RunScript(runID: 1, runNumber: 1, firstJobID: 100)
+        let running = RunScript(runID: 2, runNumber: 2, start: 1_700_001_000, firstJobID: 200)
+        var elsewhere = RunScript(runID: 3, firstJobID: 300)
+        elsewhere.repository = Repository(fullName: "acme/gadgets", htmlURL: "https://github.com/acme/gadgets")
+
+        var now: UnixTime = 1_800_000_000
+        var database: BridgeDatabase? = try BridgeDatabase(path: path)
+        now = try drive(&engine, finished.deliveries(waves: waves), database: try #require(database), from: now)
+        now = try drive(
+            &engine, running.deliveries(waves: waves, complete: false).prefix(7).map { $0 },
+            database: try #require(database), from: now)
+        now = try drive(
+            &engine, elsewhere.deliveries(waves: waves, complete: false).prefix(3).map { $0 },
+            database: try #require(database), from: now)
+        // A spent quota is kept across a restart too.
+        engine.gate.quotaPausedUntil = now + 3_600
+        engine.gate.reason = "quota.exceeded"
+        engine.changes.gate = true
+        let gateChanges = engine.takeChanges()
+        try #require(database).connection.transaction {
+            try #require(database).save(engine, changes: gateChanges, at: now)
+        }
+        database = nil
+
+        // The test means something only if the engine holds all three kinds of state.
+        #expect(engine.runs.count == 3)
+        #expect(engine.sessions.count == 2)
+        #expect(engine.history.summaries.count == 1)
+        #expect(engine.released.contains(RunKey(repository: "acme/widgets", runID: 1, attempt: 1)))
+        #expect(engine.sessions.values.allSatisfy { $0.acknowledged != nil })
+
+        let reopened = try BridgeDatabase(path: path)
+        var loaded = try reopened.loadEngine(settings: settings, filter: DeliveryFilter(), at: now)
+        #expect(loaded.runs == engine.runs)
+        #expect(loaded.sessions == engine.sessions)
+        #expect(loaded.history == engine.history)
+        #expect(loaded.slugs == engine.slugs)
+        #expect(loaded.released == engine.released)
+        #expect(loaded.progressFloors == engine.progressFloors)
+        #expect(loaded.gate == engine.gate)
+        #expect(loaded.changes.isEmpty)
+        for slug in engine.sessions.keys {
+            #expect(loaded.desired(slug: slug, at: now + 5) == engine.desired(slug: slug, at: now + 5), "\(slug)")
+            #expect(loaded.decide(slug: slug, at: now + 5) == engine.decide(slug: slug, at: now + 5), "\(slug)")
+        }
+        // The restored engine goes on exactly as the original does.
+        let next = running.job(203, "test", "queued", createdAt: 300)
+        #expect(loaded.receive(next, at: now + 10) == engine.receive(next, at: now + 10))
+        #expect(loaded.runs == engine.runs)
+    }
+
+    // MARK: Schema versions
+
+    @Test("a database a newer version migrated further refuses to open, saying so")
+    func newerSchemaRefused() throws {
+        let database = try BridgeDatabase(path: path)
+        let future = BridgeSchema.migrations.count + 1
+        try database.connection.run(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', 0)",
+            [.integer(Int64(future))])
+        database.connection.close()
+
+        for readOnly in [false, true] {
+            do {
+                _ = try BridgeDatabase(path: path, readOnly: readOnly)
+                Issue.record("opened a database at schema version \(future) (readOnly: \(readOnly))")
+            } catch {
+                guard case .newerSchema(let found, let known) = error else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+                #expect(found == future)
+                #expect(known == BridgeSchema.migrations.count)
+                #expect(error.description.contains("newer version of pushward-bridge"))
+                #expect(error.description.contains("schema version \(future)"))
+            }
+        }
+        // Refusing wrote nothing: the future row is still the newest.
+        let check = try SQLiteConnection(path: path, mode: .readOnly)
+        #expect(try check.queryOne("SELECT max(version) FROM schema_migrations") { $0.int(0) } == future)
+    }
+
+    // MARK: Retention
+
+    @Test("pruning nulls payloads received before the cutoff and keeps every row")
+    func payloadPruning() throws {
+        let database = try BridgeDatabase(path: path)
+        for (index, time) in [100.0, 200, 300, 400].enumerated() {
+            try database.insert(delivery("d\(index)", at: time, payload: #"{"n":\#(index)}"#))
+        }
+        try database.insert(delivery("no-payload", at: 50, payload: nil))
+
+        #expect(try database.prunePayloads(receivedBefore: 350, limit: 2) == 2)
+        #expect(try database.prunePayloads(receivedBefore: 350) == 1)
+        #expect(try database.prunePayloads(receivedBefore: 350) == 0)
+
+        let rows = try database.listDeliveries(includePayload: true)
+        #expect(rows.count == 5)
+        for id in ["d0", "d1", "d2", "no-payload"] {
+            let row = try #require(try database.delivery(id: id))
+            #expect(row.payload == nil, "\(id)")
+            #expect(row.outcome == .applied)
+        }
+        #expect(try database.delivery(id: "d1")?.payloadBytes == 7)
+        #expect(try database.delivery(id: "d3")?.payload == Data(#"{"n":3}"#.utf8))
+    }
+}
