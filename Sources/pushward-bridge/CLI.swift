@@ -15,6 +15,7 @@ enum CLI {
           runs list [--repo R] [--limit N] [--json]
                                            recent runs, their card, status and last push
           runs show RUN_ID [--json]        one run: jobs, steps, desired vs acknowledged, pushes
+          explain RUN_ID | --delivery ID   why the card looks as it does, in sentences
           deliveries list [--limit N] [--json]
           deliveries show ID [--json]      what arrived and what became of it
           render FILE... [--config PATH]   print the PushWard requests recorded deliveries would make
@@ -69,6 +70,7 @@ enum CLI {
         case "runs": return RunsCommand.run(rest)
         case "deliveries": return DeliveriesCommand.run(rest)
         case "replay": return ReplayCommand.run(rest)
+        case "explain": return ExplainCommand.run(rest)
         case "version", "--version":
             print("pushward-bridge \(version)")
             return .success

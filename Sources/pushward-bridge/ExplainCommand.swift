@@ -1,0 +1,81 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import Foundation
+
+/// `explain RUN_ID` / `explain --delivery ID`: why the card looks as it does, in sentences.
+enum ExplainCommand {
+    static let help = """
+        Usage: pushward-bridge explain RUN_ID [--json] [--config PATH | --database PATH]
+               pushward-bridge explain --delivery DELIVERY_ID [--json] [--config PATH | --database PATH]
+
+        Says in sentences why a run's card looks as it does: which card it draws on and whether it
+        holds it, where the step shape came from (seeded from an earlier run, or grown live), where
+        the widths come from, why a live window was or was not sent, how the run ended, what PushWard
+        answered, and why deliveries were ignored. With --delivery, what became of one delivery.
+        """
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        do throws(UsageError) {
+            parsed = try ParsedArguments(
+                arguments, valued: ["config", "database", "delivery"], flags: ["help", "json"])
+        } catch {
+            return CLI.usage(error.description, help: help)
+        }
+        if parsed.flags.contains("help") {
+            print(help)
+            return .success
+        }
+        let json = parsed.flags.contains("json")
+        if let id = parsed.options["delivery"] {
+            guard parsed.positionals.isEmpty else {
+                return CLI.usage("give a RUN_ID or --delivery, not both", help: help)
+            }
+            return RunsCommand.withDatabase(parsed) { database in
+                guard let delivery = try database.delivery(id: id) else {
+                    CLI.error("no delivery \(id) recorded")
+                    return .failure
+                }
+                output([RunExplanation.explain(delivery)], json: json)
+                return .success
+            }
+        }
+        guard parsed.positionals.count == 1, let runID = Int(parsed.positionals[0]) else {
+            return CLI.usage("explain needs one RUN_ID (a number) or --delivery ID", help: help)
+        }
+        var settings = ActivitySettings()
+        if parsed.options["database"] == nil,
+            case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
+        {
+            settings = configuration.activity
+        }
+        return RunsCommand.withDatabase(parsed) { database in
+            let attempts = try database.runAttempts(runID: runID)
+            guard !attempts.isEmpty else {
+                CLI.error("no run \(runID) recorded")
+                return .failure
+            }
+            var sentences: [String] = []
+            for stored in attempts {
+                let card = try database.card(slug: stored.slug)
+                sentences += RunExplanation.sentences(
+                    RunExplanation.Facts(
+                        run: stored, card: card?.card, acknowledged: card?.acknowledged,
+                        pushes: try database.pushes(for: stored.state.key),
+                        deliveries: try database.listDeliveries(run: stored.state.key, limit: 1_000), settings: settings
+                    ))
+            }
+            output(sentences, json: json)
+            return .success
+        }
+    }
+
+    static func output(_ sentences: [String], json: Bool) {
+        if json {
+            print(JSONValue.array(sentences.map { .string($0) }).canonicalString)
+        } else {
+            for sentence in sentences { print("• " + sentence) }
+        }
+    }
+}
