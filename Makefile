@@ -6,7 +6,6 @@ SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
 DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev
-SAMPLE_RUN  := examples/sample-run.jsonl
 
 .PHONY: all deps build release run test check-units install uninstall format lint bench clean
 
@@ -30,10 +29,13 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# Until the daemon lands, `run` renders the bundled sample run through the core on the example
-# configuration: the PushWard requests the bridge would make, one JSON object per line.
+# Starts the daemon on the example configuration (dry-run: no PushWard key): webhooks on
+# 127.0.0.1:8080, the admin listener (metrics, status page) on 127.0.0.1:9090. Ctrl-C stops it.
+# Feed it the sample run from another terminal:
+#   swift run pushward-bridge replay examples/sample-run.jsonl --url http://127.0.0.1:8080/webhook \
+#       --secret change-me-to-the-secret-of-your-github-webhook
 run: build
-	$(SWIFT) run pushward-bridge render $(SAMPLE_RUN) --config $(CONFIG)
+	$(SWIFT) run pushward-bridge serve --config $(CONFIG)
 
 test: deps
 	$(SWIFT) build --build-tests

@@ -92,11 +92,6 @@ public enum ConfigurationLoader {
                     problem: "no webhook secret configured: set one (or PUSHWARD_WEBHOOK_SECRETS) so deliveries "
                         + "can be verified"))
         }
-        if configuration.webhookSecrets.contains(where: { $0.hasPrefix("change-me") }) {
-            problems.append(
-                ConfigurationError(
-                    key: "github.webhook_secrets", problem: "still the example placeholder: set your hook's secret"))
-        }
         if configuration.adminToken == nil, !isLoopback(configuration.adminListen) {
             problems.append(
                 ConfigurationError(
@@ -105,6 +100,16 @@ public enum ConfigurationLoader {
                         + "(admin_token, PUSHWARD_ADMIN_TOKEN or the admin_token credential)"))
         }
         return problems
+    }
+
+    /// Things worth a warning at start that do not stop it.
+    public static func servingWarnings(_ configuration: BridgeConfiguration) -> [String] {
+        var warnings: [String] = []
+        if configuration.webhookSecrets.contains(where: { $0.hasPrefix("change-me") }) {
+            warnings.append(
+                "github.webhook_secrets is still the example's placeholder: fine on a laptop, never for a real hook")
+        }
+        return warnings
     }
 
     /// True for `127.x.x.x:port`, `[::1]:port` and `localhost:port`.

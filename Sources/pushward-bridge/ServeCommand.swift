@@ -39,6 +39,9 @@ enum ServeCommand {
         }
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
         let logger = Logger(label: "pushward-bridge", minimumLevel: level)
+        for warning in ConfigurationLoader.servingWarnings(configuration) {
+            logger.warning("configuration warning", ["warning": .string(warning)])
+        }
         let daemon: Daemon
         do {
             daemon = try Daemon(configuration: configuration, logger: logger)
