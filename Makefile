@@ -6,14 +6,22 @@ SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
 DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev
+# What only the tests need: Chromium renders the status page, systemd-analyze checks the units.
+TEST_DEB_PACKAGES := chromium systemd
 
-.PHONY: all deps build release run test check-units install uninstall format lint bench clean
+.PHONY: all deps test-deps install-packages build release run test check-units install uninstall format lint bench clean
 
 all: build
 
 # Installs only what is missing, so a prepared machine does no network work. Needs root (or sudo).
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(DEB_PACKAGES)"
+
+test-deps: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(TEST_DEB_PACKAGES)"
+
+install-packages:
+	@missing=""; for p in $(PACKAGES); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -37,7 +45,7 @@ release: deps
 run: build
 	$(SWIFT) run pushward-bridge serve --config $(CONFIG)
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory check-units

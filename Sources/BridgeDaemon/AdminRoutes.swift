@@ -1,19 +1,25 @@
 import BridgeCore
+import BridgeStore
 import Foundation
 import WebhookServer
 
 /// The admin listener (`admin_listen`, loopback by default): `/metrics` in the Prometheus text
-/// format. It is a separate listener so the public reverse proxy never exposes it; off loopback
-/// it requires `Authorization: Bearer <admin_token>`.
+/// format, the status page at `/`, and the JSON API (`/api/runs`, `/api/runs/{id}`,
+/// `/api/deliveries`, `/api/deliveries/{id}`). It is a separate listener so the public reverse
+/// proxy never exposes it; off loopback it requires `Authorization: Bearer <admin_token>`.
 public struct AdminRoutes: Sendable {
     public var service: BridgeService
     public var metrics: Metrics
     public var token: String?
+    /// The database the page and the API read, through a read-only connection per request: a
+    /// WAL reader never waits for the daemon's writer, nor makes it wait. Nil serves `/metrics` only.
+    public var databasePath: String?
 
-    public init(service: BridgeService, metrics: Metrics, token: String?) {
+    public init(service: BridgeService, metrics: Metrics, token: String?, databasePath: String? = nil) {
         self.service = service
         self.metrics = metrics
         self.token = token
+        self.databasePath = databasePath
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -37,9 +43,90 @@ public struct AdminRoutes: Sendable {
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: Data(metrics.prometheusText(gauges: gauges).utf8))
+        case "/", "/index.html":
+            return read { database in
+                let snapshot = try StatusSnapshot.read(from: database, at: Date().timeIntervalSince1970)
+                return HTTPResponse(
+                    status: 200,
+                    headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
+                    body: Data(StatusPage.render(snapshot).utf8))
+            }
+        case "/api/runs", "/api/runs/":
+            let query = Self.queryItems(request.query)
+            return read { database in
+                let runs = try database.listRuns(repository: query["repo"], limit: Self.limit(query, default: 20))
+                return .json(200, .array(runs.map(RunDocument.listing)))
+            }
+        case "/api/deliveries", "/api/deliveries/":
+            let query = Self.queryItems(request.query)
+            return read { database in
+                let deliveries = try database.listDeliveries(limit: Self.limit(query, default: 50))
+                return .json(200, .array(deliveries.map { DeliveryDocument.json($0, payload: false) }))
+            }
+        case let path where path.hasPrefix("/api/runs/"):
+            let text = Self.decoded(String(path.dropFirst("/api/runs/".count)))
+            guard let runID = Int(text) else {
+                return .json(404, ["error": "not_found", "detail": .string("no run \(text) (run ids are numbers)")])
+            }
+            return read { database in
+                guard let document = try RunDocument.json(database: database, runID: runID) else {
+                    return .json(404, ["error": "not_found", "detail": .string("no run \(runID) recorded")])
+                }
+                return .json(200, document)
+            }
+        case let path where path.hasPrefix("/api/deliveries/"):
+            let id = Self.decoded(String(path.dropFirst("/api/deliveries/".count)))
+            return read { database in
+                guard let delivery = try database.delivery(id: id) else {
+                    return .json(404, ["error": "not_found", "detail": .string("no delivery \(id) recorded")])
+                }
+                return .json(200, DeliveryDocument.json(delivery, payload: true))
+            }
         default:
-            return .json(404, ["error": "not_found", "detail": "the admin listener serves /metrics"])
+            return .json(
+                404,
+                [
+                    "error": "not_found",
+                    "detail": "the admin listener serves /, /metrics, /api/runs[/{id}] and /api/deliveries[/{id}]",
+                ])
         }
+    }
+
+    /// Runs `body` on a read-only connection of its own; a store that cannot be read is a 503,
+    /// since the daemon may only be migrating or starting.
+    func read(_ body: (BridgeDatabase) throws -> HTTPResponse) -> HTTPResponse {
+        guard let databasePath else {
+            return .json(503, ["error": "unavailable", "detail": "this admin listener has no database to read"])
+        }
+        do {
+            let database = try BridgeDatabase(path: databasePath, readOnly: true)
+            return try body(database)
+        } catch {
+            return .json(503, ["error": "unavailable", "detail": .string("reading the database failed: \(error)")])
+        }
+    }
+
+    /// `a=1&b=2` as a dictionary (the last of a repeated name wins), percent-decoded, `+` as space.
+    static func queryItems(_ query: String?) -> [String: String] {
+        var items: [String: String] = [:]
+        for pair in (query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                decoded($0.replacingOccurrences(of: "+", with: " "))
+            }
+            items[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        return items
+    }
+
+    /// `limit` from the query, within 1–500 (a bad value gets the default, not an error: this is a
+    /// page people type by hand).
+    static func limit(_ query: [String: String], default fallback: Int) -> Int {
+        guard let text = query["limit"], let value = Int(text), value > 0 else { return fallback }
+        return min(value, 500)
+    }
+
+    static func decoded(_ text: String) -> String {
+        text.removingPercentEncoding ?? text
     }
 
     /// Compares without an early exit, so the time taken says nothing about the token.

@@ -39,7 +39,8 @@ public final class Daemon: @unchecked Sendable {
         let activated = SocketActivation.descriptors()
         if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
         server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
-        let admin = AdminRoutes(service: service, metrics: counters, token: configuration.adminToken)
+        let admin = AdminRoutes(
+            service: service, metrics: counters, token: configuration.adminToken, databasePath: configuration.database)
         var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
         adminConfiguration.maxBodyBytes = 64 * 1024
         adminConfiguration.threadPoolSize = 2

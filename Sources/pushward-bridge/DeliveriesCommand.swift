@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeDaemon
 import BridgeStore
 import Foundation
 
@@ -94,21 +95,6 @@ enum DeliveriesCommand {
     }
 
     static func document(_ delivery: DeliveryRecord, payload: Bool) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "id": .string(delivery.id), "event": .string(delivery.event),
-            "action": delivery.action.map { .string($0) } ?? .null, "received_at": .number(delivery.receivedAt),
-            "repository": delivery.repository.map { .string($0) } ?? .null,
-            "run_id": delivery.runID.map { .number(Double($0)) } ?? .null,
-            "run_attempt": delivery.runAttempt.map { .number(Double($0)) } ?? .null,
-            "outcome": .string(delivery.outcome.rawValue), "reason": delivery.reason.map { .string($0) } ?? .null,
-            "duplicates": .number(Double(delivery.duplicates)), "payload_bytes": .number(Double(delivery.payloadBytes)),
-            "hook_id": delivery.hookID.map { .string($0) } ?? .null,
-        ]
-        if payload {
-            object["payload"] =
-                delivery.payload.map { (try? JSONValue(parsing: $0)) ?? .string(String(decoding: $0, as: UTF8.self)) }
-                ?? .null
-        }
-        return .object(object)
+        DeliveryDocument.json(delivery, payload: payload)
     }
 }

@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeDaemon
 import BridgeStore
 import Foundation
 
@@ -6,18 +7,20 @@ import Foundation
 enum RunsCommand {
     static let help = """
         Usage: pushward-bridge runs list [--repo OWNER/NAME] [--limit N] [--json] [--config PATH | --database PATH]
-               pushward-bridge runs show RUN_ID [--json] [--config PATH | --database PATH]
+               pushward-bridge runs show RUN_ID [--json] [--no-color] [--config PATH | --database PATH]
 
         list: recent runs, those in progress first: activity slug, attempt, status, last push.
-        show: one run (every attempt): its jobs, the step plan, the card's desired vs acknowledged
-        content, and the requests sent for it. Reads the database; safe while the daemon runs.
+        show: one run (every attempt): the card as the phones show it (drawn in the terminal, in colour
+        on a TTY unless --no-color or NO_COLOR), pending timers, the jobs, a timeline of deliveries and
+        PushWard requests with their answers, and desired vs acknowledged content.
+        Reads the database; safe while the daemon runs.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
         do throws(UsageError) {
             parsed = try ParsedArguments(
-                arguments, valued: ["config", "database", "repo", "limit"], flags: ["help", "json"])
+                arguments, valued: ["config", "database", "repo", "limit"], flags: ["help", "json", "no-color"])
         } catch {
             return CLI.usage(error.description, help: help)
         }
@@ -44,8 +47,17 @@ enum RunsCommand {
             guard parsed.positionals.count == 2, let runID = Int(parsed.positionals[1]) else {
                 return CLI.usage("runs show needs one RUN_ID (a number)", help: help)
             }
+            var settings = ActivitySettings()
+            if parsed.options["database"] == nil,
+                case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
+            {
+                settings = configuration.activity
+            }
+            let environment = ProcessInfo.processInfo.environment
+            let colored = !parsed.flags.contains("no-color") && environment["NO_COLOR"] == nil && isatty(1) == 1
+            let options = TextOptions(colored: colored, now: Date().timeIntervalSince1970, settings: settings)
             return withDatabase(parsed) { database in
-                try show(database, runID: runID, json: parsed.flags.contains("json"))
+                try show(database, runID: runID, json: parsed.flags.contains("json"), options: options)
             }
         default:
             return CLI.usage("unknown runs command \(subcommand)", help: help)
@@ -68,16 +80,7 @@ enum RunsCommand {
     static func list(_ database: BridgeDatabase, repository: String?, limit: Int, json: Bool) throws -> ExitCode {
         let runs = try database.listRuns(repository: repository, limit: limit)
         if json {
-            let values: [JSONValue] = runs.map { run in
-                [
-                    "repository": .string(run.key.repository), "run_id": .number(Double(run.key.runID)),
-                    "attempt": .number(Double(run.key.attempt)), "workflow": run.workflow.map { .string($0) } ?? .null,
-                    "branch": run.branch.map { .string($0) } ?? .null, "status": .string(run.status),
-                    "conclusion": run.conclusion.map { .string($0) } ?? .null, "slug": .string(run.slug),
-                    "owns_card": .bool(run.ownsCard), "updated_at": .number(run.updatedAt),
-                    "last_push_at": run.lastPushAt.map { .number($0) } ?? .null,
-                ]
-            }
+            let values = runs.map(RunDocument.listing)
             print(JSONValue.array(values).canonicalString)
             return .success
         }
@@ -99,7 +102,7 @@ enum RunsCommand {
         return .success
     }
 
-    static func show(_ database: BridgeDatabase, runID: Int, json: Bool) throws -> ExitCode {
+    static func show(_ database: BridgeDatabase, runID: Int, json: Bool, options: TextOptions) throws -> ExitCode {
         let attempts = try database.runAttempts(runID: runID)
         guard !attempts.isEmpty else {
             CLI.error("no run \(runID) recorded")
@@ -116,53 +119,13 @@ enum RunsCommand {
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
             let desired = ownsCard ? card?.card.desired : nil
             let acknowledged = ownsCard ? card?.acknowledged : nil
-            documents.append([
-                "repository": .string(state.key.repository), "run_id": .number(Double(state.key.runID)),
-                "attempt": .number(Double(state.key.attempt)),
-                "workflow": state.workflowName.map { .string($0) } ?? .null,
-                "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
-                "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
-                "owns_card": .bool(ownsCard),
-                "phase": ownsCard ? card.map { .string($0.card.session.phase.rawValue) } ?? .null : .null,
-                "steps": .array(
-                    plan.groups.map { group in
-                        [
-                            "name": .string(group.name), "origin": .string(group.origin.rawValue),
-                            "jobs": .number(Double(group.totalJobCount)),
-                            "finished": .number(Double(group.finishedJobCount)),
-                            "estimate": group.estimate.map { .number($0) } ?? .null,
-                        ]
-                    }),
-                "jobs": .array(
-                    state.workflowJobs.map { job in
-                        [
-                            "id": .number(Double(job.id)), "name": .string(job.name),
-                            "status": .string(job.status.rawValue),
-                            "conclusion": job.conclusion.map { .string($0) } ?? .null,
-                        ]
-                    }),
-                "desired": desired ?? .null, "acknowledged": acknowledged ?? .null,
-                "deliveries": .array(
-                    deliveries.map { delivery in
-                        [
-                            "id": .string(delivery.id), "event": .string(delivery.event),
-                            "action": delivery.action.map { .string($0) } ?? .null,
-                            "received_at": .number(delivery.receivedAt), "outcome": .string(delivery.outcome.rawValue),
-                        ]
-                    }),
-                "pushes": .array(
-                    pushes.map { push in
-                        [
-                            "kind": .string(push.kind), "method": .string(push.method), "path": .string(push.path),
-                            "sent_at": .number(push.sentAt), "status": push.status.map { .number(Double($0)) } ?? .null,
-                            "outcome": .string(push.outcome),
-                            "body": (try? JSONValue(parsing: Data(push.body.utf8))) ?? .null,
-                        ]
-                    }),
-            ])
+            documents.append(
+                RunDocument.attempt(
+                    stored, plan: plan, ownsCard: ownsCard, phase: card?.card.session.phase, desired: desired,
+                    acknowledged: acknowledged, pushes: pushes, deliveries: deliveries))
             text += describe(
-                stored, plan: plan, ownsCard: ownsCard, desired: desired, acknowledged: acknowledged,
-                deliveries: deliveries, pushes: pushes)
+                stored, plan: plan, ownsCard: ownsCard, session: card?.card.session, desired: desired,
+                acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, options: options)
         }
         if json {
             print(JSONValue.array(documents).canonicalString)
@@ -173,40 +136,83 @@ enum RunsCommand {
     }
 
     static func describe(
-        _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, desired: JSONValue?, acknowledged: JSONValue?,
-        deliveries: [DeliveryRecord], pushes: [PushRecord]
+        _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, session: ActivitySession?, desired: JSONValue?,
+        acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [PushRecord], options: TextOptions
     ) -> String {
         let state = stored.state
         var text = "\(state.key.repository) run \(state.key.runID) attempt \(state.key.attempt)"
         text += " · \(state.workflowName ?? "workflow") on \(state.headBranch ?? "?")\n"
         text += "status: \(stored.status)" + (state.completion.map { " (\($0.conclusion))" } ?? "") + "\n"
-        text += "card: \(stored.slug)" + (ownsCard ? " (this run holds it)" : " (held by another run, or ended)") + "\n"
-        let content = desired?["content"]?.objectValue
-        let current = content?["current_step"]?.intValue ?? plan.currentStep
-        text += "\n" + StepsDrawing.draw(plan: plan, currentStep: current) + "\n"
-        if let content {
-            text +=
-                "state: \(content["state"]?.stringValue ?? "-")  progress: \(content["progress"]?.doubleValue ?? 0)\n"
+        text += "card: \(stored.slug)" + (ownsCard ? " (this run holds it)" : " (not held by this run now)") + "\n\n"
+
+        // What the phones show: the content this run's acknowledged requests left.
+        if let shown = StatusSnapshot.replayed(pushes) {
+            let drawing = CardTerminalDrawing(layout: shown.layout, colored: options.colored)
+            text += drawing.render(now: options.now) + "\n"
+        } else {
+            text += "(nothing shown on phones for this run yet)\n"
+        }
+        if let session, ownsCard {
+            if let problem = session.lastProblem {
+                text += "\nlast PushWard problem (\(DatabaseAccess.time(session.lastProblemAt))): \(problem)\n"
+            }
+            for timer in pendingTimers(state, session: session, options: options) { text += "pending: \(timer)\n" }
         }
         text += "\njobs:\n"
         for job in state.workflowJobs {
             text += "  \(job.id)  \(job.name)  \(job.status.rawValue)\(job.conclusion.map { " (\($0))" } ?? "")\n"
         }
-        text += "\ndeliveries:\n"
-        for delivery in deliveries.reversed() {
-            text += "  \(DatabaseAccess.time(delivery.receivedAt))  \(delivery.event).\(delivery.action ?? "-")"
-            text += "  \(delivery.outcome.rawValue)\(delivery.reason.map { ": \($0)" } ?? "")  \(delivery.id)\n"
+        text += "\ntimeline (deliveries ← GitHub, requests → PushWard):\n"
+        var events: [(UnixTime, Int, String)] = []
+        for delivery in deliveries {
+            var line = "← \(delivery.event).\(delivery.action ?? "-")  \(delivery.outcome.rawValue)"
+            line += delivery.reason.map { ": \($0)" } ?? ""
+            line += delivery.duplicates > 0 ? " (+\(delivery.duplicates) duplicates)" : ""
+            events.append((delivery.receivedAt, 0, line + "  \(delivery.id)"))
         }
-        text += "\npushes:\n"
-        if pushes.isEmpty { text += "  none yet\n" }
         for push in pushes {
-            text += "  \(DatabaseAccess.time(push.sentAt))  \(push.kind)  \(push.method) \(push.path)"
-            text += "  → \(push.status.map(String.init) ?? "no answer") \(push.outcome)\n"
+            var line = "→ \(push.kind)  \(push.method) \(push.path)  \(push.status.map(String.init) ?? "no answer") "
+            line += push.outcome + (push.detail.map { ": \($0)" } ?? "")
+            events.append((push.sentAt, 1, line))
+        }
+        if events.isEmpty { text += "  nothing yet\n" }
+        for (time, _, line) in events.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) {
+            text += "  \(DatabaseAccess.time(time))  \(line)\n"
         }
         if ownsCard {
             text += "\ndesired:      \(desired?["content"]?.canonicalString ?? "-")\n"
             text += "acknowledged: \(acknowledged?.canonicalString ?? "-")\n"
         }
         return text + "\n"
+    }
+
+    /// How `runs show` prints: colours (a TTY, no `--no-color`, no `NO_COLOR`), the time for the
+    /// live window's countdown, and the settings that time the end frames.
+    struct TextOptions {
+        var colored: Bool
+        var now: UnixTime
+        var settings: ActivitySettings
+    }
+
+    /// What the card waits for: a retry, the end frame, the end.
+    static func pendingTimers(_ state: RunState, session: ActivitySession, options: TextOptions) -> [String] {
+        var timers: [String] = []
+        if let retryAt = session.retryAt, retryAt > options.now {
+            timers.append("retry at \(DatabaseAccess.time(retryAt)) after \(session.failures) failure(s)")
+        }
+        switch session.phase {
+        case .finalShown:
+            if let shown = session.finalShownAt {
+                timers.append("state: ended at \(DatabaseAccess.time(shown + options.settings.endDisplayTime))")
+            }
+        case .live, .needsCreate, .needsFirstFrame:
+            if let completion = state.completion {
+                timers.append(
+                    "end frame at \(DatabaseAccess.time(completion.recognizedAt + options.settings.endDelay))")
+            }
+        case .ended:
+            break
+        }
+        return timers
     }
 }

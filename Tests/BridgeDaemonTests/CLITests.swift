@@ -108,7 +108,12 @@ struct CLITests {
 
         let text = try await run(["runs", "show", String(Self.runID)], replayed)
         #expect(text.status == 0)
-        #expect(text.stdout.contains("pushes:"))
+        #expect(text.stdout.contains("timeline (deliveries ← GitHub, requests → PushWard):"))
+        #expect(text.stdout.contains("→ end  PATCH /activities/"))
+        // The card as the phones show it: the ended end frame, drawn without colour (not a TTY).
+        #expect(text.stdout.contains("2/2  Succeeded"))
+        #expect(text.stdout.contains("█"))
+        #expect(!text.stdout.contains("\u{1B}["))
 
         let unknown = try await run(["runs", "show", "12345", "--json"], replayed)
         #expect(unknown.status == 1)

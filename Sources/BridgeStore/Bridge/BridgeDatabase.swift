@@ -220,7 +220,9 @@ public final class BridgeDatabase {
                 session: try decode(ActivitySession.self, session),
                 floor: try floor.map { try decode(ProgressFloor.self, $0) })
         }
-        if let gate = try connection.queryOne("SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" }) {
+        if let gate = try connection.queryOne(
+            "SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" })
+        {
             engine.gate = try decode(DispatchGate.self, gate)
         }
         _ = engine.takeChanges()

@@ -1,0 +1,94 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// The JSON documents of runs: `runs list --json` / `GET /api/runs` and `runs show --json` /
+/// `GET /api/runs/{id}`. One builder for the CLI and the admin API, so a script written against
+/// one works against the other.
+public enum RunDocument {
+    /// One entry of the run list.
+    public static func listing(_ run: BridgeDatabase.RunListing) -> JSONValue {
+        [
+            "repository": .string(run.key.repository), "run_id": .number(Double(run.key.runID)),
+            "attempt": .number(Double(run.key.attempt)), "workflow": run.workflow.map { .string($0) } ?? .null,
+            "branch": run.branch.map { .string($0) } ?? .null, "status": .string(run.status),
+            "conclusion": run.conclusion.map { .string($0) } ?? .null, "slug": .string(run.slug),
+            "owns_card": .bool(run.ownsCard), "updated_at": .number(run.updatedAt),
+            "last_push_at": run.lastPushAt.map { .number($0) } ?? .null,
+        ]
+    }
+
+    /// Every attempt of `runID`, newest first, as `runs show --json` prints them; nil when the
+    /// run was never recorded (the API's 404).
+    public static func json(database: BridgeDatabase, runID: Int) throws -> JSONValue? {
+        let attempts = try database.runAttempts(runID: runID)
+        guard !attempts.isEmpty else { return nil }
+        var documents: [JSONValue] = []
+        for stored in attempts {
+            let state = stored.state
+            let card = try database.card(slug: stored.slug)
+            let ownsCard = card?.card.session.owner == state.key
+            documents.append(
+                attempt(
+                    stored, plan: StepPlanner.plan(for: state), ownsCard: ownsCard,
+                    phase: card?.card.session.phase, desired: ownsCard ? card?.card.desired : nil,
+                    acknowledged: ownsCard ? card?.acknowledged : nil, pushes: try database.pushes(for: state.key),
+                    deliveries: try database.listDeliveries(run: state.key, limit: 500)))
+        }
+        return .array(documents)
+    }
+
+    /// One attempt: its jobs, the step plan, the card's desired and acknowledged content (only
+    /// while the attempt holds the card: otherwise they describe another run), its deliveries and
+    /// the requests made for it.
+    public static func attempt(
+        _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
+        acknowledged: JSONValue?, pushes: [PushRecord], deliveries: [DeliveryRecord]
+    ) -> JSONValue {
+        let state = stored.state
+        return [
+            "repository": .string(state.key.repository), "run_id": .number(Double(state.key.runID)),
+            "attempt": .number(Double(state.key.attempt)),
+            "workflow": state.workflowName.map { .string($0) } ?? .null,
+            "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
+            "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
+            "owns_card": .bool(ownsCard),
+            "phase": ownsCard ? phase.map { .string($0.rawValue) } ?? .null : .null,
+            "steps": .array(
+                plan.groups.map { group in
+                    [
+                        "name": .string(group.name), "origin": .string(group.origin.rawValue),
+                        "jobs": .number(Double(group.totalJobCount)),
+                        "finished": .number(Double(group.finishedJobCount)),
+                        "estimate": group.estimate.map { .number($0) } ?? .null,
+                    ]
+                }),
+            "jobs": .array(
+                state.workflowJobs.map { job in
+                    [
+                        "id": .number(Double(job.id)), "name": .string(job.name),
+                        "status": .string(job.status.rawValue),
+                        "conclusion": job.conclusion.map { .string($0) } ?? .null,
+                    ]
+                }),
+            "desired": desired ?? .null, "acknowledged": acknowledged ?? .null,
+            "deliveries": .array(
+                deliveries.map { delivery in
+                    [
+                        "id": .string(delivery.id), "event": .string(delivery.event),
+                        "action": delivery.action.map { .string($0) } ?? .null,
+                        "received_at": .number(delivery.receivedAt), "outcome": .string(delivery.outcome.rawValue),
+                    ]
+                }),
+            "pushes": .array(
+                pushes.map { push in
+                    [
+                        "kind": .string(push.kind), "method": .string(push.method), "path": .string(push.path),
+                        "sent_at": .number(push.sentAt), "status": push.status.map { .number(Double($0)) } ?? .null,
+                        "outcome": .string(push.outcome),
+                        "body": (try? JSONValue(parsing: Data(push.body.utf8))) ?? .null,
+                    ]
+                }),
+        ]
+    }
+}

@@ -1,0 +1,323 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// The admin listener's `/`: one self-contained HTML document (inline CSS, no scripts, fonts or
+/// other requests, so it works on an air-gapped host and behind the token) listing the runs still
+/// going, then the recent ones, each with its card drawn as phones show it, a link to the run on
+/// GitHub, and the history of deliveries and PushWard requests behind it.
+///
+/// Pure: a function of the snapshot, so tests can render it without a daemon.
+public enum StatusPage {
+    /// Seconds between reloads while a run is active; a finished page stays still.
+    public static let refreshSeconds = 5
+    /// Rows of each history table drawn per run; the API has the rest.
+    static let tableRows = 40
+
+    public static func render(_ snapshot: StatusSnapshot, version: String = Daemon.version) -> String {
+        let active = snapshot.active
+        let recent = snapshot.recent
+        var html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        if !active.isEmpty { html += "<meta http-equiv=\"refresh\" content=\"\(refreshSeconds)\">" }
+        html += "<title>\(active.isEmpty ? "" : "(\(active.count)) ")pushward-bridge</title>"
+        html += "<style>\(stylesheet)</style></head><body>"
+        html += "<header class=\"top\"><div class=\"brand\"><span class=\"logo\" aria-hidden=\"true\"></span>"
+        html += "pushward-bridge</div><div class=\"summary\">"
+        if !active.isEmpty { html += "<span class=\"pulse\" aria-hidden=\"true\"></span>" }
+        html += "<span id=\"counts\">\(active.count) active · \(recent.count) recent</span>"
+        html += "<span class=\"dim\"> · \(escape(clock(snapshot.takenAt))) UTC"
+        html += active.isEmpty ? "" : " · refreshing every \(refreshSeconds) s"
+        html += "</span></div></header><main>"
+        if snapshot.runs.isEmpty {
+            html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
+            html += " and Workflow jobs) at this bridge's <code>/webhook</code>; runs show up here as they"
+            html += " arrive.</p></section>"
+        }
+        if !active.isEmpty {
+            html += "<section id=\"active\"><h2>Active <span class=\"count\">\(active.count)</span></h2>"
+            html += active.map { article($0, now: snapshot.takenAt) }.joined()
+            html += "</section>"
+        }
+        if !recent.isEmpty {
+            html += "<section id=\"recent\"><h2>Recent <span class=\"count\">\(recent.count)</span></h2>"
+            html += recent.map { article($0, now: snapshot.takenAt) }.joined()
+            html += "</section>"
+        }
+        html += "</main><footer>pushward-bridge \(escape(version)) · JSON: <a href=\"/api/runs\">/api/runs</a>"
+        html += " · <a href=\"/metrics\">/metrics</a></footer></body></html>\n"
+        return html
+    }
+
+    // MARK: One run
+
+    static func article(_ run: StatusSnapshot.Run, now: UnixTime) -> String {
+        let key = run.key
+        let anchor = "run-\(key.runID)-\(key.attempt)"
+        var html = "<article class=\"run\(run.isActive ? " active" : "")\" id=\"\(anchor)\""
+        html += " data-run-id=\"\(key.runID)\" data-attempt=\"\(key.attempt)\" data-status=\"\(escape(run.status))\">"
+        html += "<div class=\"cards\">" + cards(run, anchor: anchor, now: now) + "</div>"
+        html += "<div class=\"details\"><div class=\"title\"><h3><span class=\"repo\">\(escape(key.repository))</span>"
+        html += "<span class=\"sep\">/</span>\(escape(run.workflow ?? "workflow"))"
+        if let number = run.runNumber { html += " <span class=\"number\">#\(number)</span>" }
+        html += "</h3>" + badge(run) + "</div><dl class=\"meta\">"
+        html += "<div><dt>Branch</dt><dd><code>\(escape(run.branch ?? "–"))</code></dd></div>"
+        html += "<div><dt>Attempt</dt><dd>\(key.attempt)</dd></div>"
+        html += "<div><dt>Run id</dt><dd>\(key.runID)</dd></div>"
+        html += "<div><dt>Card</dt><dd><code>\(escape(run.slug))</code>"
+        html +=
+            run.ownsCard
+            ? " <span class=\"dim\">(\(escape(phaseText(run.phase))))</span>"
+            : " <span class=\"dim\">(passed on)</span>"
+        html += "</dd></div><div><dt>Updated</dt><dd title=\"\(escape(GitHubTimestamp.format(run.updatedAt)))\">"
+        html += "\(escape(ago(run.updatedAt, now: now)))</dd></div></dl><div class=\"links\">"
+        html += "<a class=\"github\" href=\"\(escape(safeURL(run.gitHubURL)))\">View run on GitHub ↗</a>"
+        let content = run.shown?.content ?? run.desired?.content
+        if let secondary = content?["secondary_url_action"], let url = secondary["url"]?.stringValue {
+            let title = secondary["title"]?.stringValue ?? "Commit"
+            html += "<a href=\"\(escape(safeURL(url)))\">\(escape(title)) ↗</a>"
+        }
+        html += "<a class=\"json\" href=\"/api/runs/\(key.runID)\">JSON</a></div>"
+        if let problem = run.lastProblem {
+            html += "<div class=\"problem\" role=\"alert\"><strong>Last PushWard problem</strong>"
+            if let at = run.lastProblemAt { html += " <span class=\"dim\">\(escape(ago(at, now: now)))</span>" }
+            html += "<div>\(escape(problem))</div></div>"
+        }
+        let open = run.isActive ? " open" : ""
+        html += "<details class=\"history\"\(open)><summary>PushWard requests <span class=\"count\">"
+        html += "\(run.pushes.count)</span></summary>" + requestTable(run.pushes) + "</details>"
+        html += "<details class=\"history\"\(open)><summary>Deliveries <span class=\"count\">"
+        html += "\(run.deliveries.count)</span></summary>" + deliveryTable(run.deliveries) + "</details>"
+        return html + "</div></article>"
+    }
+
+    /// The card phones show and, when the core wants something else on it, that too.
+    static func cards(_ run: StatusSnapshot.Run, anchor: String, now: UnixTime) -> String {
+        var html = ""
+        if let shown = run.shown {
+            html += CardSVG.render(
+                shown.layout, options: .init(id: anchor + "-shown", now: now, buttons: buttons(shown.content)))
+        } else {
+            html += CardSVG.placeholder(
+                run.ownsCard ? "Nothing on the phones yet" : "This run never drew its card",
+                options: .init(id: anchor + "-shown"))
+        }
+        html += "<div class=\"caption\">\(run.shown == nil ? "" : "On the phones")"
+        if let shown = run.shown, shown.isEnded { html += " · ended" }
+        html += "</div>"
+        if let desired = run.desired, run.shown.map({ !desired.looksLike($0) }) ?? true {
+            html += "<div class=\"pending\">"
+            html += CardSVG.render(
+                desired.layout,
+                options: .init(id: anchor + "-desired", role: "desired", buttons: buttons(desired.content)))
+            html += "<div class=\"caption\">Desired, not acknowledged yet</div></div>"
+        }
+        return html
+    }
+
+    static func buttons(_ content: [String: JSONValue]) -> [String] {
+        ["url_action", "secondary_url_action"].compactMap { content[$0]?["title"]?.stringValue }
+    }
+
+    static func badge(_ run: StatusSnapshot.Run) -> String {
+        let (text, tone): (String, String)
+        switch (run.status, run.conclusion) {
+        case ("queued", _): (text, tone) = ("Queued", "neutral")
+        case ("in_progress", _): (text, tone) = ("In progress", "running")
+        case (_, "success"?): (text, tone) = ("Succeeded", "good")
+        case (_, "failure"?), (_, "timed_out"?), (_, "startup_failure"?):
+            (text, tone) = (run.conclusion == "failure" ? "Failed" : humanized(run.conclusion ?? ""), "bad")
+        case (_, "action_required"?): (text, tone) = ("Needs approval", "warn")
+        case (_, let conclusion?): (text, tone) = (humanized(conclusion), "neutral")
+        default: (text, tone) = (humanized(run.status), "neutral")
+        }
+        return "<span class=\"badge \(tone)\">\(escape(text))</span>"
+    }
+
+    static func phaseText(_ phase: ActivitySession.Phase?) -> String {
+        switch phase {
+        case .needsCreate?: "creating"
+        case .needsFirstFrame?: "first frame pending"
+        case .live?: "live"
+        case .finalShown?: "showing the end"
+        case .ended?: "ended"
+        case nil: "no card"
+        }
+    }
+
+    // MARK: History tables
+
+    static func requestTable(_ pushes: [PushRecord]) -> String {
+        guard !pushes.isEmpty else { return "<p class=\"none\">No requests yet.</p>" }
+        var html = "<div class=\"table\"><table class=\"requests\"><thead><tr><th>Time</th><th>Kind</th>"
+        html += "<th>Request</th><th>Status</th><th>Outcome</th></tr></thead><tbody>"
+        for push in pushes.prefix(tableRows) {
+            html += "<tr><td class=\"time\" title=\"\(escape(GitHubTimestamp.format(push.sentAt)))\">"
+            html += "\(escape(clock(push.sentAt)))</td><td>\(escape(push.kind))</td>"
+            html += "<td><code>\(escape(push.method)) \(escape(push.path))</code></td>"
+            html += "<td class=\"num\">\(push.status.map(String.init) ?? "–")</td>"
+            html += "<td><span class=\"tag \(tone(push: push.outcome))\">\(escape(push.outcome))</span>"
+            if let detail = push.detail, !detail.isEmpty { html += " <span class=\"dim\">\(escape(detail))</span>" }
+            html += "</td></tr>"
+        }
+        html += "</tbody></table></div>"
+        if pushes.count > tableRows {
+            html += "<p class=\"more\">\(pushes.count - tableRows) older requests: see the JSON.</p>"
+        }
+        return html
+    }
+
+    static func deliveryTable(_ deliveries: [DeliveryRecord]) -> String {
+        guard !deliveries.isEmpty else { return "<p class=\"none\">No deliveries.</p>" }
+        var html = "<div class=\"table\"><table class=\"deliveries\"><thead><tr><th>Time</th><th>Event</th>"
+        html += "<th>Outcome</th><th>Reason</th></tr></thead><tbody>"
+        for delivery in deliveries.prefix(tableRows) {
+            let event = delivery.event + (delivery.action.map { "." + $0 } ?? "")
+            html += "<tr><td class=\"time\" title=\"\(escape(GitHubTimestamp.format(delivery.receivedAt)))\">"
+            html += "\(escape(clock(delivery.receivedAt)))</td>"
+            html += "<td><a href=\"/api/deliveries/\(escape(pathSegment(delivery.id)))\"><code>\(escape(event))</code>"
+            html += "</a></td><td><span class=\"tag \(tone(delivery: delivery.outcome))\">"
+            html += "\(escape(delivery.outcome.rawValue))</span></td><td>\(escape(delivery.reason ?? ""))"
+            if delivery.duplicates > 0 {
+                html += " <span class=\"dim\">+\(delivery.duplicates) redelivered</span>"
+            }
+            html += "</td></tr>"
+        }
+        html += "</tbody></table></div>"
+        if deliveries.count > tableRows {
+            html += "<p class=\"more\">\(deliveries.count - tableRows) older deliveries: see the JSON.</p>"
+        }
+        return html
+    }
+
+    static func tone(push outcome: String) -> String {
+        switch outcome {
+        case "acknowledged": "good"
+        case "dry-run": "neutral"
+        case "rejected", "unauthorized", "quota_exhausted": "bad"
+        default: "warn"
+        }
+    }
+
+    static func tone(delivery outcome: DeliveryRecord.Outcome) -> String {
+        switch outcome {
+        case .applied: "good"
+        case .ignored: "neutral"
+        case .rejected: "bad"
+        }
+    }
+
+    // MARK: Text
+
+    public static func escape(_ text: String) -> String { CardSVG.escape(text) }
+
+    /// Only http(s) links are drawn as links: the content came from the bridge, but a page an
+    /// operator clicks around in should not depend on that.
+    static func safeURL(_ url: String) -> String {
+        let lowered = url.lowercased()
+        return lowered.hasPrefix("https://") || lowered.hasPrefix("http://") ? url : "#"
+    }
+
+    /// A delivery id as one path segment (GitHub's are GUIDs; anything else is encoded).
+    static func pathSegment(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+
+    /// `HH:MM:SS` (UTC); the full timestamp is in the cell's title.
+    static func clock(_ time: UnixTime) -> String {
+        let stamp = GitHubTimestamp.format(time)
+        guard let t = stamp.firstIndex(of: "T") else { return stamp }
+        return String(stamp[stamp.index(after: t)...].prefix(8))
+    }
+
+    static func ago(_ time: UnixTime, now: UnixTime) -> String {
+        let seconds = Int(max(0, now - time))
+        if seconds < 5 { return "just now" }
+        if seconds < 60 { return "\(seconds) s ago" }
+        if seconds < 3600 { return "\(seconds / 60) min ago" }
+        if seconds < 86_400 { return "\(seconds / 3600) h ago" }
+        return "\(seconds / 86_400) d ago"
+    }
+
+    static func humanized(_ text: String) -> String {
+        let spaced = text.replacingOccurrences(of: "_", with: " ")
+        return spaced.prefix(1).uppercased() + spaced.dropFirst()
+    }
+
+    // MARK: Style
+
+    static let stylesheet = """
+        :root{color-scheme:light dark;--bg:#f2f2f7;--panel:#fff;--text:#1c1c1e;--dim:#6e6e73;--line:#e5e5ea;\
+        --good:#248a3d;--bad:#d70015;--warn:#c93400;--run:#0071e3;--code:#f5f5f7}
+        @media (prefers-color-scheme:dark){:root{--bg:#000;--panel:#161618;--text:#f5f5f7;--dim:#98989d;\
+        --line:#2c2c2e;--good:#30d158;--bad:#ff453a;--warn:#ff9f0a;--run:#0a84ff;--code:#232326}}
+        *{box-sizing:border-box}
+        body{margin:0;background:var(--bg);color:var(--text);font:14px/1.45 -apple-system,BlinkMacSystemFont,\
+        "SF Pro Text","Segoe UI",Roboto,Helvetica,Arial,sans-serif;-webkit-font-smoothing:antialiased}
+        a{color:var(--run);text-decoration:none}a:hover{text-decoration:underline}
+        code{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace}
+        .top{display:flex;align-items:center;justify-content:space-between;gap:16px;padding:18px 32px;\
+        background:var(--panel);border-bottom:1px solid var(--line);position:sticky;top:0;z-index:1}
+        .brand{display:flex;align-items:center;gap:10px;font-size:17px;font-weight:650;letter-spacing:-.01em;\
+        white-space:nowrap}
+        .logo{width:26px;height:26px;border-radius:7px;background:linear-gradient(135deg,#0a84ff,#5e5ce6)}
+        .summary{display:flex;flex-wrap:wrap;align-items:center;gap:0 8px;color:var(--text);font-weight:550}
+        .pulse{width:9px;height:9px;border-radius:50%;background:var(--run);box-shadow:0 0 0 0 rgba(0,113,227,.5);\
+        animation:pulse 2s infinite}
+        @keyframes pulse{70%{box-shadow:0 0 0 8px rgba(0,113,227,0)}100%{box-shadow:0 0 0 0 rgba(0,113,227,0)}}
+        main{max-width:1180px;margin:0 auto;padding:8px 32px 24px}
+        h2{font-size:13px;text-transform:uppercase;letter-spacing:.06em;color:var(--dim);margin:28px 4px 12px;\
+        font-weight:600}
+        .count{display:inline-block;min-width:20px;padding:0 7px;border-radius:10px;background:var(--line);\
+        color:var(--dim);font-size:12px;font-weight:600;text-align:center;letter-spacing:0;margin-left:4px}
+        .run{display:grid;grid-template-columns:360px minmax(0,1fr);gap:28px;background:var(--panel);\
+        border-radius:20px;padding:22px;margin-bottom:16px;box-shadow:0 1px 2px rgba(0,0,0,.06),\
+        0 4px 18px rgba(0,0,0,.04)}
+        .run.active{box-shadow:0 0 0 2px rgba(0,113,227,.35),0 4px 18px rgba(0,0,0,.05)}
+        .cards svg{display:block;filter:drop-shadow(0 6px 14px rgba(0,0,0,.18))}
+        .caption{font-size:12px;color:var(--dim);margin:8px 4px 0;min-height:1em}
+        .pending{margin-top:14px;opacity:.92}
+        .title{display:flex;align-items:center;justify-content:space-between;gap:12px}
+        h3{margin:0;font-size:18px;font-weight:650;letter-spacing:-.01em}
+        h3 .sep{color:var(--dim);margin:0 6px;font-weight:400}
+        h3 .number{color:var(--dim);font-weight:500}
+        .badge{flex:none;padding:3px 10px;border-radius:999px;font-size:12px;font-weight:650}
+        .badge.good{background:rgba(52,199,89,.15);color:var(--good)}
+        .badge.bad{background:rgba(255,59,48,.13);color:var(--bad)}
+        .badge.warn{background:rgba(255,149,0,.15);color:var(--warn)}
+        .badge.running{background:rgba(0,122,255,.13);color:var(--run)}
+        .badge.neutral{background:var(--line);color:var(--dim)}
+        .meta{display:flex;flex-wrap:wrap;gap:6px 22px;margin:10px 0 0}
+        .meta div{display:flex;gap:6px;align-items:baseline}
+        .meta dt{color:var(--dim);font-size:12px}.meta dd{margin:0}
+        .links{display:flex;gap:16px;margin:10px 0 4px;font-weight:550}
+        .links .json{color:var(--dim);font-weight:500}
+        .problem{margin:12px 0 4px;padding:10px 12px;border-radius:10px;background:rgba(255,59,48,.09);\
+        color:var(--text);border-left:3px solid var(--bad)}
+        details{margin-top:12px}
+        summary{cursor:pointer;font-weight:600;font-size:13px;padding:4px 0;user-select:none}
+        summary .count{font-size:11px}
+        .table{max-height:236px;overflow:auto;border:1px solid var(--line);border-radius:10px;margin-top:6px}
+        table{width:100%;border-collapse:collapse;font-size:12.5px}
+        th{position:sticky;top:0;background:var(--panel);text-align:left;font-weight:600;color:var(--dim);\
+        font-size:11.5px;padding:6px 10px;border-bottom:1px solid var(--line)}
+        td{padding:5px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+        tr:last-child td{border-bottom:0}
+        td.time{color:var(--dim);font-variant-numeric:tabular-nums;white-space:nowrap}
+        td.num{font-variant-numeric:tabular-nums}
+        td code{background:var(--code);padding:1px 5px;border-radius:5px;white-space:nowrap}
+        .tag{font-size:11.5px;font-weight:600;padding:1px 7px;border-radius:6px}
+        .tag.good{color:var(--good);background:rgba(52,199,89,.12)}
+        .tag.bad{color:var(--bad);background:rgba(255,59,48,.12)}
+        .tag.warn{color:var(--warn);background:rgba(255,149,0,.13)}
+        .tag.neutral{color:var(--dim);background:var(--line)}
+        .dim{color:var(--dim)}.none,.more{color:var(--dim);font-size:12.5px;margin:6px 2px}
+        .empty{background:var(--panel);border-radius:20px;padding:28px;margin-top:28px}
+        .empty h2{margin-top:0}
+        footer{text-align:center;color:var(--dim);font-size:12px;padding:8px 0 32px}
+        @media (max-width:820px){.run{grid-template-columns:minmax(0,1fr)}.top,main{padding-left:16px;\
+        padding-right:16px}}
+        """
+}

@@ -1,0 +1,160 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// Everything the status page shows, read from the store in one go, so `StatusPage` stays a pure
+/// function of plain values (and its tests need no database).
+public struct StatusSnapshot: Sendable {
+    /// A steps-template content and whether the activity was ended, which the phone draws complete.
+    public struct Card: Sendable, Equatable {
+        public var content: [String: JSONValue]
+        public var isEnded: Bool
+
+        public init(content: [String: JSONValue], isEnded: Bool) {
+            self.content = content
+            self.isEnded = isEnded
+        }
+
+        public var layout: CardLayout { CardLayout(content: content, isEnded: isEnded) }
+
+        /// The content without the live window's members: the desired content carries the window
+        /// as an estimate that becomes `end_date` only when sent, so these never match verbatim.
+        var withoutWindow: [String: JSONValue] {
+            content.filter { !["live_progress", "duration", "start_date", "end_date"].contains($0.key) }
+        }
+
+        /// Whether the two would be drawn alike, live window aside.
+        public func looksLike(_ other: Card) -> Bool {
+            isEnded == other.isEnded && withoutWindow == other.withoutWindow
+        }
+    }
+
+    /// One run attempt and its card.
+    public struct Run: Sendable {
+        public var key: RunKey
+        public var workflow: String?
+        public var branch: String?
+        public var runNumber: Int?
+        public var status: String
+        public var conclusion: String?
+        public var slug: String
+        /// The card's session names this attempt as its owner (it may have ended since).
+        public var ownsCard: Bool
+        public var phase: ActivitySession.Phase?
+        public var updatedAt: UnixTime
+        /// The run's page on GitHub, from the run state.
+        public var runURL: String
+        /// What phones show: the acknowledged content while the attempt holds the card, else the
+        /// content its own acknowledged requests left (replayed), nil when none went out.
+        public var shown: Card?
+        /// What the core wants shown, while the attempt holds the card.
+        public var desired: Card?
+        /// The card's last PushWard problem, while the attempt holds the card.
+        public var lastProblem: String?
+        public var lastProblemAt: UnixTime?
+        /// Newest first.
+        public var pushes: [PushRecord]
+        /// Newest first.
+        public var deliveries: [DeliveryRecord]
+
+        public init(
+            key: RunKey, workflow: String?, branch: String?, runNumber: Int?, status: String, conclusion: String?,
+            slug: String, ownsCard: Bool, phase: ActivitySession.Phase?, updatedAt: UnixTime, runURL: String,
+            shown: Card?, desired: Card?, lastProblem: String?, lastProblemAt: UnixTime?, pushes: [PushRecord],
+            deliveries: [DeliveryRecord]
+        ) {
+            self.key = key
+            self.workflow = workflow
+            self.branch = branch
+            self.runNumber = runNumber
+            self.status = status
+            self.conclusion = conclusion
+            self.slug = slug
+            self.ownsCard = ownsCard
+            self.phase = phase
+            self.updatedAt = updatedAt
+            self.runURL = runURL
+            self.shown = shown
+            self.desired = desired
+            self.lastProblem = lastProblem
+            self.lastProblemAt = lastProblemAt
+            self.pushes = pushes
+            self.deliveries = deliveries
+        }
+
+        /// Still changing: running, or its card not yet ended. The page refreshes while any is.
+        public var isActive: Bool {
+            status != "completed" || (ownsCard && phase != nil && phase != .ended)
+        }
+
+        /// The link the card's button opens (`url`), else the run's own page.
+        public var gitHubURL: String {
+            shown?.content["url"]?.stringValue ?? desired?.content["url"]?.stringValue ?? runURL
+        }
+    }
+
+    public var runs: [Run]
+    /// When the snapshot was read: what ETAs and "ago" count from.
+    public var takenAt: UnixTime
+
+    public init(runs: [Run], takenAt: UnixTime) {
+        self.runs = runs
+        self.takenAt = takenAt
+    }
+
+    public var active: [Run] { runs.filter(\.isActive) }
+    public var recent: [Run] { runs.filter { !$0.isActive } }
+
+    /// Reads the `limit` most recent runs (those still going first) with their cards, requests
+    /// and deliveries.
+    public static func read(from database: BridgeDatabase, limit: Int = 20, at now: UnixTime) throws -> StatusSnapshot {
+        var runs: [Run] = []
+        for listing in try database.listRuns(limit: limit) {
+            let key = listing.key
+            let stored = try database.storedRun(key)
+            let card = try database.card(slug: listing.slug)
+            let session = card?.card.session
+            let owns = session?.owner == key
+            let pushes = try database.pushes(for: key)
+            var shown: Card?
+            var desired: Card?
+            if owns, let session {
+                let ended = session.acknowledged?.state == "ended"
+                shown = card?.acknowledged?.objectValue.map { Card(content: $0, isEnded: ended) }
+                desired = card?.card.desired?["content"]?.objectValue.map {
+                    Card(content: $0, isEnded: session.phase == .ended)
+                }
+            } else {
+                shown = replayed(pushes)
+            }
+            runs.append(
+                Run(
+                    key: key, workflow: listing.workflow, branch: listing.branch, runNumber: listing.runNumber,
+                    status: listing.status, conclusion: listing.conclusion, slug: listing.slug, ownsCard: owns,
+                    phase: owns ? session?.phase : nil, updatedAt: listing.updatedAt,
+                    runURL: stored?.state.runURL ?? "https://github.com/\(key.repository)/actions/runs/\(key.runID)",
+                    shown: shown, desired: desired, lastProblem: owns ? session?.lastProblem : nil,
+                    lastProblemAt: owns ? session?.lastProblemAt : nil, pushes: pushes.reversed(),
+                    deliveries: try database.listDeliveries(run: key, limit: 200)))
+        }
+        return StatusSnapshot(runs: runs, takenAt: now)
+    }
+
+    /// The card as this run's own acknowledged requests left it. A run that lost its card to a
+    /// newer one still deserves a drawing; its first frame set every field, so its requests alone
+    /// rebuild what the phones showed.
+    public static func replayed(_ pushes: [PushRecord]) -> Card? {
+        var activity: StoredActivity?
+        for push in pushes where push.outcome == "acknowledged" || push.outcome == "dry-run" {
+            guard let body = try? JSONValue(parsing: Data(push.body.utf8)) else { continue }
+            if push.method == "POST" {
+                activity = PushWardActivityModel.create(body, existing: activity)
+            } else if push.method == "PATCH" {
+                activity = PushWardActivityModel.applyPatch(
+                    body, to: activity ?? StoredActivity(name: "", priority: 0), at: push.sentAt)
+            }
+        }
+        guard let activity, !activity.content.isEmpty else { return nil }
+        return Card(content: activity.content, isEnded: activity.state == "ended")
+    }
+}
