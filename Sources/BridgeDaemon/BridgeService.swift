@@ -13,6 +13,8 @@ public actor BridgeService {
     private var engine: BridgeEngine
     /// Cards with a request out: nothing more is planned for them until it comes back.
     private var inFlight: Set<String> = []
+    /// Set when a failed commit could not be followed by a reload from the store.
+    private var needsReload = false
     private let configuration: BridgeConfiguration
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -37,7 +39,7 @@ public actor BridgeService {
         let metadata: [String: JSONValue] = [
             "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
         ]
-        let before = engine
+        if needsReload { reloadFromStore() }
         do {
             let result = try database.connection.transaction { () throws -> IngestResult in
                 if try database.hasDelivery(delivery.id) {
@@ -56,7 +58,10 @@ public actor BridgeService {
                 ])
             return result
         } catch {
-            engine = before
+            // The transaction rolled back; the store is the truth. Reloading from it (rather than
+            // copying the whole engine before every delivery, which costs a copy of every run)
+            // puts the core back where the store is.
+            reloadFromStore()
             logger.error(
                 "could not commit a delivery; GitHub is told 503 and can redeliver it",
                 metadata.merging(["error": .string("\(error)")]) { $1 })
@@ -151,6 +156,24 @@ public actor BridgeService {
         }
     }
 
+    /// Rebuilds the core's state from the store after a failed commit; when the store cannot be
+    /// read either, tries again before the next delivery. Applying a delivery twice is harmless
+    /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
+    private func reloadFromStore() {
+        do {
+            engine = try database.loadEngine(
+                settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970)
+            needsReload = false
+        } catch {
+            needsReload = true
+            logger.error(
+                "could not reload state from the store; trying again with the next delivery",
+                [
+                    "error": .string("\(error)")
+                ])
+        }
+    }
+
     // MARK: Dispatching
 
     /// Moves time on (completions by grace) and returns every request due now, one per card and
@@ -159,9 +182,18 @@ public actor BridgeService {
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         engine.advance(to: now)
         var due: [PlannedRequest] = []
-        for slug in engine.sessions.keys.sorted() where !inFlight.contains(slug) {
+        let candidates = engine.takeDueSlugs(at: now)
+        for (index, slug) in candidates.enumerated() where !inFlight.contains(slug) {
+            guard engine.gate.blockedUntil(at: now) == nil else {
+                // Held back: decided again when the gate reopens (its time is a wakeup).
+                engine.markDirty(candidates[index...])
+                break
+            }
             guard case .send(let planned) = engine.decide(slug: slug, at: now) else { continue }
-            guard engine.admitRequest(at: now) else { break }
+            guard engine.admitRequest(at: now) else {
+                engine.markDirty(candidates[index...])
+                break
+            }
             due.append(planned)
             inFlight.insert(slug)
         }
@@ -171,9 +203,7 @@ public actor BridgeService {
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        let wakeup = engine.nextWakeup(after: now)
-        persistChanges(at: now)
-        return wakeup
+        engine.nextWakeup(after: now)
     }
 
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the

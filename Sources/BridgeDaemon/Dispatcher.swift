@@ -41,7 +41,7 @@ public struct Dispatcher: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let answer = await transport.send(planned.request)
         if !transport.isDryRun {
-            await service.metrics.observe(
+            service.metrics.observe(
                 "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
         }
         await service.complete(planned, answer: answer, dryRun: transport.isDryRun, at: clock())

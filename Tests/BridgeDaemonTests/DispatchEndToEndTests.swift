@@ -98,13 +98,13 @@ struct DispatchEndToEndTests {
     }
 
     /// Polls `condition` every 50 ms for up to `timeout` seconds.
-    static func eventually(timeout: Double = 20, _ condition: () throws -> Bool) async rethrows -> Bool {
+    static func eventually(timeout: Double = 20, _ condition: () -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if try condition() { return true }
+            if condition() { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        return try condition()
+        return condition()
     }
 
     static func finalCard(_ fake: FakePushWardServer) -> StoredActivity? { fake.activities[slug] }
@@ -128,7 +128,7 @@ struct DispatchEndToEndTests {
         let bridge = try Bridge(fake: fake)
         // A first run gives history, so the second one carries live windows.
         for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually { Self.finalCard(fake)?.state == "ended" })
         let second = RunScript(
             runID: 9_100, runNumber: 43, start: Date().timeIntervalSince1970 - 300, firstJobID: 70_000)
         let before = fake.requests.count
@@ -136,7 +136,7 @@ struct DispatchEndToEndTests {
             #expect(try await bridge.deliver(event) == 202)
         }
         #expect(
-            try await Self.eventually { Self.finalCard(fake)?.state == "ended" && fake.requests.count > before + 3 })
+            await Self.eventually { Self.finalCard(fake)?.state == "ended" && fake.requests.count > before + 3 })
         bridge.daemon.stop()
         try Self.expectEndedSuccess(fake)
 
@@ -167,7 +167,7 @@ struct DispatchEndToEndTests {
         let events = Self.script.deliveries(waves: Self.waves)
         let half = events.count / 2
         for event in events.prefix(half) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually { fake.requests.count >= 3 })
+        #expect(await Self.eventually { fake.requests.count >= 3 })
         let port = fake.port
         fake.stop()
         for event in events.dropFirst(half).dropLast() { #expect(try await bridge.deliver(event) == 202) }
@@ -175,7 +175,7 @@ struct DispatchEndToEndTests {
         try fake.start(port: port)
         let afterRecovery = fake.requests.count
         try await bridge.deliver(events.last!)
-        #expect(try await Self.eventually(timeout: 40) { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually(timeout: 40) { Self.finalCard(fake)?.state == "ended" })
         bridge.daemon.stop()
         try Self.expectEndedSuccess(fake)
         // Latest state, then the two end frames: a handful, whatever happened during the outage.
@@ -191,7 +191,7 @@ struct DispatchEndToEndTests {
         }
         let bridge = try Bridge(fake: fake)
         for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
         bridge.daemon.stop()
         try Self.expectEndedSuccess(fake)
         let requests = fake.requests
@@ -211,7 +211,7 @@ struct DispatchEndToEndTests {
         try await Task.sleep(for: .seconds(1))
         #expect(fake.requests.count == 3, "nothing is sent while the quota is spent")
         #expect(bridge.logs.all.filter { $0.contains("quota exhausted") }.count == 1)
-        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
         bridge.daemon.stop()
         try Self.expectEndedSuccess(fake)
         let resumed = try #require(fake.requests.dropFirst(3).first)
@@ -224,10 +224,10 @@ struct DispatchEndToEndTests {
         let bridge = try Bridge(fake: fake)
         let events = Self.script.deliveries(waves: Self.waves)
         for event in events.prefix(4) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually { fake.activities[Self.slug]?.state == "ongoing" })
+        #expect(await Self.eventually { fake.activities[Self.slug]?.state == "ongoing" })
         fake.deleteActivity(Self.slug)
         for event in events.dropFirst(4) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
         bridge.daemon.stop()
         try Self.expectEndedSuccess(fake, allowingNotFound: true)
         let requests = fake.requests
@@ -245,7 +245,7 @@ struct DispatchEndToEndTests {
         }
         let bridge = try Bridge(fake: fake)
         for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
+        #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
         bridge.daemon.stop()
         let requests = fake.requests
         let rejected = try #require(requests.firstIndex { $0.status == 422 })
@@ -262,7 +262,7 @@ struct DispatchEndToEndTests {
         let fake = try FakePushWardServer(apiKey: "hlk_right")
         let bridge = try Bridge(url: fake.baseURL, apiKey: "hlk_wrong")
         for event in Self.script.deliveries(waves: Self.waves).prefix(3) { try await bridge.deliver(event) }
-        #expect(try await Self.eventually { fake.requests.contains { $0.status == 401 } })
+        #expect(await Self.eventually { fake.requests.contains { $0.status == 401 } })
         try await Task.sleep(for: .milliseconds(500))
         bridge.daemon.stop()
         #expect(fake.requests.count == 1, "after a 401 nothing more is sent until the pause ends")

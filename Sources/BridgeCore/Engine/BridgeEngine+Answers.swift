@@ -6,6 +6,8 @@ extension BridgeEngine {
         _ answer: PushWardAnswer, for planned: PlannedRequest, at now: UnixTime, jitter: Double
     ) -> AnswerEffect {
         let slug = planned.request.slug
+        // Whatever came back, the card is decided again (now, or when the gate reopens).
+        dirtySlugs.insert(slug)
         switch answer {
         case .success:
             if gate.breaker.state != .closed || gate.authFailures > 0 || gate.reason != nil {
@@ -102,6 +104,7 @@ extension BridgeEngine {
         change(&session)
         sessions[slug] = session
         changes.slugs.insert(slug)
+        dirtySlugs.insert(slug)
     }
 
     /// Whether a request may go out now (quota, rate limit, key refused, circuit breaker); claims

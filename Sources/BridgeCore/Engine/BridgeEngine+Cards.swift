@@ -4,6 +4,7 @@ extension BridgeEngine {
     /// run still in progress takes the card over.
     mutating func reassignCards(_ slugsToCheck: String...) {
         for slug in slugsToCheck {
+            dirtySlugs.insert(slug)
             let owner = sessions[slug]?.owner
             let drawing = runsBySlug[slug] ?? []
             // A run that finished while another one held the card has nothing left to show.
@@ -58,9 +59,36 @@ extension BridgeEngine {
 
     /// The next request for `slug` at `now`, or when to ask again.
     public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
-        guard let session = sessions[slug], var desired = desired(slug: slug, at: now) else { return .idle }
+        guard let session = sessions[slug], var desired = desired(slug: slug, at: now) else {
+            slugDue[slug] = nil
+            return .idle
+        }
         if !desired.isFinal { applyProgressFloor(to: &desired, slug: slug) }
-        return Reconciler.decide(session: session, desired: desired, settings: settings, now: now)
+        let decision = Reconciler.decide(session: session, desired: desired, settings: settings, now: now)
+        // When to look again if nothing happens: the reconciler's own wait, or the end frame.
+        var due: UnixTime?
+        if case .wait(let until) = decision { due = until }
+        if !desired.isFinal, let owner = session.owner, let completion = runs[owner]?.completion {
+            let endFrameAt = completion.recognizedAt + settings.endDelay
+            due = min(due ?? endFrameAt, endFrameAt)
+        }
+        slugDue[slug] = due
+        return decision
+    }
+
+    /// The cards to decide at `now`: those something happened to, and those whose recorded time
+    /// came. They leave both lists; deciding records their next time again.
+    public mutating func takeDueSlugs(at now: UnixTime) -> [String] {
+        var due = dirtySlugs
+        for (slug, time) in slugDue where time <= now { due.insert(slug) }
+        dirtySlugs.removeAll()
+        for slug in due { slugDue[slug] = nil }
+        return due.sorted()
+    }
+
+    /// Puts cards back to be decided later (the dispatch gate held them back).
+    public mutating func markDirty<S: Sequence>(_ slugs: S) where S.Element == String {
+        dirtySlugs.formUnion(slugs)
     }
 
     /// Records PushWard's 2xx for a planned request; a card that ended passes to the next run.
@@ -70,6 +98,7 @@ extension BridgeEngine {
         let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
         sessions[slug] = updated
         changes.slugs.insert(slug)
+        dirtySlugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {
             released.insert(owner)
             changes.runs.insert(owner)

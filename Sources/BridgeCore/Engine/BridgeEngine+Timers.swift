@@ -2,9 +2,9 @@ extension BridgeEngine {
     /// Moves time to `now`: a run whose jobs all finished and that heard nothing for the grace
     /// period is taken as finished (its `completed` delivery was lost).
     public mutating func advance(to now: UnixTime) {
-        for key in runs.keys.sorted() {
-            guard let state = runs[key], state.completion == nil, let due = inferredCompletionDue(state), now >= due
-            else { continue }
+        for (key, due) in completionDue.sorted(by: { ($0.value, $0.key) < ($1.value, $1.key) }) where due <= now {
+            completionDue[key] = nil
+            guard let state = runs[key], state.completion == nil else { continue }
             runs[key]?.completion = RunCompletion(
                 conclusion: Self.inferredConclusion(StepPlanner.plan(for: state)), recognizedAt: due, source: .inferred)
             changes.runs.insert(key)
@@ -13,19 +13,12 @@ extension BridgeEngine {
         }
     }
 
-    /// The earliest time after `now` at which something is due: a completion by grace, an end
-    /// frame, a throttled update, the end of an end frame's display, a heartbeat. Nil when nothing is.
-    public mutating func nextWakeup(after now: UnixTime) -> UnixTime? {
-        var times: [UnixTime] = runs.values.compactMap { state in
-            state.completion == nil ? inferredCompletionDue(state) : nil
-        }
+    /// The earliest time after `now` at which something is due: a completion by grace, or a card's
+    /// recorded time (end frame, throttle window, retry, end, heartbeat), or the dispatch gate's
+    /// reopening. Nil when nothing is. Cheap: it reads what `decide` recorded, deciding nothing.
+    public func nextWakeup(after now: UnixTime) -> UnixTime? {
+        var times = Array(completionDue.values) + Array(slugDue.values)
         if let blocked = gate.blockedUntil(at: now) { times.append(blocked) }
-        for (slug, session) in sessions {
-            if let owner = session.owner, let completion = runs[owner]?.completion {
-                times.append(completion.recognizedAt + settings.endDelay)
-            }
-            if case .wait(let until) = decide(slug: slug, at: now) { times.append(until) }
-        }
         return times.filter { $0 > now }.min()
     }
 

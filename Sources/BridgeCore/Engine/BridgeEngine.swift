@@ -17,6 +17,15 @@ public struct BridgeEngine: Sendable {
     /// The runs drawing on each slug (an index of `slugs`, so ownership is decided per card, not
     /// by scanning every run).
     var runsBySlug: [String: Set<RunKey>] = [:]
+    /// Runs whose jobs all finished without a `completed` delivery yet, and when the grace period
+    /// makes them finished: timers look here instead of at every run.
+    var completionDue: [RunKey: UnixTime] = [:]
+    /// Cards something happened to since they were last decided: a delivery for their run, an
+    /// answer from PushWard, a new owner. The dispatcher decides these, not every card.
+    var dirtySlugs: Set<String> = []
+    /// When each card next needs deciding although nothing happens to it: a throttle window, a
+    /// retry, the end frame, the end, a heartbeat. Recorded by `decide`.
+    var slugDue: [String: UnixTime] = [:]
     /// What changed since the last `takeChanges()`: the rows the daemon must write.
     public var changes = EngineChanges()
     /// What holds back every request (quota, rate limit, refused key, circuit breaker).
@@ -98,7 +107,9 @@ public struct BridgeEngine: Sendable {
         if change(&state) { state.lastChangeAt = now }
         resolveHistory(&state)
         if state != runs[key] { changes.runs.insert(key) }
+        for (id, job) in state.jobs where runs[key]?.jobs[id] != job { changes.jobs[key, default: []].insert(id) }
         runs[key] = state
+        completionDue[key] = state.completion == nil ? inferredCompletionDue(state) : nil
         let slug =
             slugs[key]
             ?? ActivityIdentity.forRun(repository: repository, workflow: state.workflowName, scope: settings.scope).slug
@@ -116,11 +127,13 @@ public struct BridgeEngine: Sendable {
         slugs[state.key] = slug
         runsBySlug[slug, default: []].insert(state.key)
         if isReleased { released.insert(state.key) }
+        completionDue[state.key] = state.completion == nil ? inferredCompletionDue(state) : nil
     }
 
     /// Puts back a card read from storage.
     public mutating func restore(session: ActivitySession, floor: ProgressFloor?) {
         sessions[session.identity.slug] = session
+        dirtySlugs.insert(session.identity.slug)
         progressFloors[session.identity.slug] = floor
     }
 
@@ -138,6 +151,7 @@ public struct BridgeEngine: Sendable {
                 let slug = slugs[key], sessions[slug]?.owner != key
             else { continue }
             runs[key] = nil
+            completionDue[key] = nil
             slugs[key] = nil
             runsBySlug[slug]?.remove(key)
             released.remove(key)
@@ -149,9 +163,10 @@ public struct BridgeEngine: Sendable {
         // A re-run carries the steps of the attempt before it; "re-run failed jobs" leaves the
         // successful ones as they were. Skipped ones are not complete: they were skipped because
         // something they need failed, and are re-run with it.
-        if let previous = runs.keys.filter({
-            $0.repository == key.repository && $0.runID == key.runID && $0.attempt < key.attempt
-        }).max(), let earlier = runs[previous] {
+        let earlierAttempts = (1..<max(1, key.attempt)).reversed().lazy
+        if let earlier = earlierAttempts.compactMap({
+            self.runs[RunKey(repository: key.repository, runID: key.runID, attempt: $0)]
+        }).first {
             state.inherited = StepPlanner.plan(for: earlier).groups.map { group in
                 InheritedGroup(
                     name: group.name, orderKey: group.orderKey, jobCount: group.totalJobCount,
@@ -208,6 +223,8 @@ public struct EngineChanges: Sendable, Equatable {
     public var runs: Set<RunKey> = []
     public var slugs: Set<String> = []
     public var history: Set<RunKey> = []
+    /// The jobs (by id) whose records changed, per run: only those rows are written.
+    public var jobs: [RunKey: Set<Int>] = [:]
     /// The dispatch gate changed.
     public var gate = false
 

@@ -10,8 +10,8 @@ public enum JobGroupName {
     /// have in common; a name that would become empty is kept whole.
     public static func baseName(of jobName: String) -> String {
         var name = Substring(jobName).trimmingWhitespace()
-        if let separator = name.range(of: " / ", options: .backwards) {
-            let callee = name[separator.upperBound...].trimmingWhitespace()
+        if let calleeStart = lastSeparatorEnd(in: name) {
+            let callee = name[calleeStart...].trimmingWhitespace()
             if !callee.isEmpty { name = callee }
         }
         if name.hasSuffix(")"), let open = matchingOpenParenthesis(in: name) {
@@ -19,6 +19,20 @@ public enum JobGroupName {
             if !stripped.isEmpty { name = stripped }
         }
         return String(name)
+    }
+
+    /// Where the text after the last ` / ` starts, when there is one (found without Foundation,
+    /// which on Linux goes through CFString for every job of every frame).
+    private static func lastSeparatorEnd(in name: Substring) -> Substring.Index? {
+        var index = name.endIndex
+        while index > name.startIndex {
+            index = name.index(before: index)
+            guard name[index] == "/", index > name.startIndex else { continue }
+            let before = name.index(before: index)
+            let after = name.index(after: index)
+            if name[before] == " ", after < name.endIndex, name[after] == " " { return name.index(after: after) }
+        }
+        return nil
     }
 
     /// The index of the `(` that balances the final `)`, when the name ends in one group.

@@ -64,7 +64,8 @@ public final class BridgeDatabase {
     public func save(_ engine: BridgeEngine, changes: EngineChanges, at now: UnixTime) throws {
         for key in changes.runs.sorted() {
             guard let state = engine.runs[key], let slug = engine.slugs[key] else { continue }
-            try saveRun(state, slug: slug, released: engine.released.contains(key), at: now)
+            try saveRun(
+                state, slug: slug, released: engine.released.contains(key), jobs: changes.jobs[key] ?? [], at: now)
         }
         for key in changes.history.sorted() {
             guard let summary = engine.history.summaries.last(where: { $0.key == key }) else { continue }
@@ -103,7 +104,8 @@ public final class BridgeDatabase {
         return .object(object)
     }
 
-    func saveRun(_ state: RunState, slug: String, released: Bool, at now: UnixTime) throws {
+    /// Writes the run's row and the rows of the jobs in `jobs` (the ones that changed).
+    func saveRun(_ state: RunState, slug: String, released: Bool, jobs: Set<Int>, at now: UnixTime) throws {
         let stored = StoredRun(state: state, slug: slug, released: released, updatedAt: now)
         try connection.run(
             """
@@ -121,7 +123,7 @@ public final class BridgeDatabase {
                 .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
                 .real(state.firstSeenAt), .real(now), .text(try json(state)),
             ])
-        for job in state.jobs.values.sorted(by: { $0.id < $1.id }) {
+        for job in jobs.sorted().compactMap({ state.jobs[$0] }) {
             try connection.run(
                 """
                 INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,
