@@ -77,12 +77,16 @@ static long next_request;
 static long status_counts[600];
 static long other_status;
 static long connection_errors;
+static long consecutive_errors; /* since the last answer: the server is gone when it keeps growing */
+static int server_gone;
+static long abandoned; /* in flight when the drain limit ran out: answer unknown */
 static long ok_total, ok_window, completed_total, sent_total;
 static double *latencies; /* ms, requests that count for latency */
 static long latency_count, latency_capacity;
 static long max_queue;
 static double max_send_lag; /* open: the longest wait of a due request for a free connection, s */
 static int pool_exhausted;
+static double last_ok_at; /* closed: the last 202 inside the window */
 
 static Connection conns[MAX_CONNECTIONS];
 static int epfd;
@@ -175,6 +179,7 @@ static void start_request(Connection *c, long index, double due) {
 
 static void fail_request(Connection *c) {
     connection_errors++;
+    if (++consecutive_errors > 2 * connections + 50) server_gone = 1;
     completed_total++;
     c->busy = 0;
     reopen_connection(c);
@@ -226,11 +231,15 @@ static long parse_response(Connection *c, int *status, int *close_after) {
 
 static void on_response(Connection *c, int status, double now) {
     completed_total++;
+    consecutive_errors = 0;
     if (status >= 0 && status < 600) status_counts[status]++;
     else other_status++;
     if (status == 202) ok_total++;
     if (!open_mode) {
-        if (status == 202 && now >= window_start && now < window_end) ok_window++;
+        if (status == 202 && now >= window_start && now < window_end) {
+            ok_window++;
+            last_ok_at = now;
+        }
         if (c->due >= window_start && c->due < window_end) add_latency((now - c->due) * 1000);
     } else {
         if (status == 202 && c->due >= window_start && c->due < window_end) ok_window++;
@@ -398,7 +407,8 @@ static void report(Sample *a, Sample *b, double drained_at) {
     printf("\"pool\":%ld,\"pool_exhausted\":%s,", pool_count, pool_exhausted ? "true" : "false");
     printf("\"sent_total\":%ld,\"completed_total\":%ld,\"ok_total\":%ld,\"ok_window\":%ld,", sent_total,
            completed_total, ok_total, ok_window);
-    printf("\"connection_errors\":%ld,\"status_counts\":{", connection_errors);
+    printf("\"connection_errors\":%ld,\"abandoned\":%ld,\"server_gone\":%s,\"status_counts\":{",
+           connection_errors, abandoned, server_gone ? "true" : "false");
     int first = 1;
     for (int s = 0; s < 600; s++) {
         if (!status_counts[s]) continue;
@@ -412,7 +422,9 @@ static void report(Sample *a, Sample *b, double drained_at) {
         printf("\"max_queue\":%ld,", max_queue);
         print_number("max_send_lag_ms", max_send_lag * 1000, 0);
     }
-    printf("\"throughput_rps\":%.1f,", window > 0 ? ok_window / window : 0);
+    /* a closed run that used up the pool inside the window is measured up to its last answer */
+    double span = !open_mode && pool_exhausted && last_ok_at > a->at ? last_ok_at - a->at : window;
+    printf("\"throughput_rps\":%.1f,", span > 0 ? ok_window / span : 0);
     printf("\"latency_ms\":{\"count\":%ld,", latency_count);
     print_number("mean", mean, 0);
     print_number("median", percentile(50), 0);
@@ -573,11 +585,17 @@ int main(int argc, char **argv) {
             drained_at = now;
             break;
         }
+        if (server_gone) {
+            drained_at = now;
+            fprintf(stderr, "client: %ld requests in a row got no answer (the server is gone); stopping\n",
+                    consecutive_errors);
+            break;
+        }
         if (now >= hard_stop) {
             drained_at = now;
             fprintf(stderr, "client: %d request(s) still unanswered %.0f s after the window; giving up\n", in_flight,
                     drain_limit);
-            connection_errors += in_flight;
+            abandoned = in_flight;
             break;
         }
 

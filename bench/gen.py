@@ -39,6 +39,7 @@ JOB_NAMES = ["lint", "build", "test"]
 RUN_ID_BASE = 7_000_000_000
 JOB_ID_BASE = 30_000_000_000
 REPO_ID_BASE = 900_000_000
+NAMESPACE = uuid.UUID("6f1c2f0e-7d1b-4a8e-9a53-3b1f5c2d9e10")
 
 
 def compact(value):
@@ -111,7 +112,7 @@ def templates():
 
 
 def run_deliveries(run_index, repos):
-    """The (event, shape, fields) of one run's deliveries, in the order GitHub sends them."""
+    """The (event, shape, fields, delivery id) of one run's deliveries, in the order GitHub sends them."""
     repo = run_index % repos
     fields = {
         "@REPO@": f"bench-org/repo-{repo:03d}",
@@ -128,7 +129,9 @@ def run_deliveries(run_index, repos):
             job_fields["@JOBNAME@"] = job_name
             out.append(("workflow_job", f"job.{action}", job_fields))
     out.append(("workflow_run", "run.completed", fields))
-    return out
+    # A stable, unique X-GitHub-Delivery per (run, position): pools with other --first-run values
+    # never collide, so several can be replayed against one database.
+    return [(event, shape, f, str(uuid.uuid5(NAMESPACE, f"{run_index}.{i}"))) for i, (event, shape, f) in enumerate(out)]
 
 
 def fill(template, fields):
@@ -146,15 +149,17 @@ def main():
     parser.add_argument("--active", type=int, default=50, help="runs in flight at once (interleaving)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving")
     parser.add_argument("--host", default="127.0.0.1", help="the Host header")
+    parser.add_argument(
+        "--first-run", type=int, default=0, help="index of the first run (another pool for the same database)"
+    )
     args = parser.parse_args()
 
     shapes = templates()
     secret = args.secret.encode()
     rng = random.Random(args.seed)
-    namespace = uuid.UUID("6f1c2f0e-7d1b-4a8e-9a53-3b1f5c2d9e10")
 
     active = []  # [deliveries, cursor]
-    next_run = 0
+    next_run = args.first_run
     written = 0
     total_bytes = 0
     body_bytes = 0
@@ -167,7 +172,7 @@ def main():
                 next_run += 1
             slot = rng.randrange(len(active))
             deliveries, cursor = active[slot]
-            event, shape, fields = deliveries[cursor]
+            event, shape, fields, delivery = deliveries[cursor]
             if cursor + 1 == len(deliveries):
                 active[slot] = active[-1]
                 active.pop()
@@ -176,7 +181,6 @@ def main():
 
             body = fill(shapes[shape], fields).encode()
             signature = hmac.new(secret, body, hashlib.sha256).hexdigest()
-            delivery = uuid.uuid5(namespace, str(written))
             head = (
                 "POST /webhook HTTP/1.1\r\n"
                 f"Host: {args.host}\r\n"
@@ -203,7 +207,7 @@ def main():
         compact(
             {
                 "requests": written,
-                "runs_started": next_run,
+                "runs_started": next_run - args.first_run,
                 "repositories": args.repos,
                 "active_runs": args.active,
                 "mean_body_bytes": round(body_bytes / max(written, 1)),
