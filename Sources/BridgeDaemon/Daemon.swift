@@ -100,7 +100,19 @@ public final class Daemon: @unchecked Sendable {
     /// The bound admin port.
     public var adminPort: Int { adminServer.port }
 
-    /// Stops intake, then the background work, within `deadline` seconds.
+    /// `stop` for async callers: it runs on a thread of its own, since `stop` waits for tasks that
+    /// need Swift's small cooperative pool, which a caller from that pool would be blocking.
+    public func shutdown(deadline: Double = 10) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.stop(deadline: deadline)
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Stops intake, then the background work, within `deadline` seconds. Blocks: call it from a
+    /// thread outside Swift's cooperative pool (the signal handler's), or use `shutdown`.
     public func stop(deadline: Double = 10) {
         notifier.notify("STOPPING=1")
         server.stop()

@@ -104,8 +104,7 @@ public struct WebhookIngress: Sendable {
         let delivery = IncomingDelivery(
             id: deliveryID, event: event, hookID: request.header("x-github-hook-id"), contentType: mediaType,
             body: request.body, receivedAt: clock())
-        let service = service
-        let result = Self.blocking { await service.ingest(delivery) }
+        let result = service.ingestWaiting(delivery)
         return .json(result.status, result.body)
     }
 

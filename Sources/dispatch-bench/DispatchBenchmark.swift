@@ -106,7 +106,7 @@ enum DispatchBenchmark {
         while Date() < deadline, !fake.requests.contains(where: { $0.body?["state"] == "ended" }) {
             try await Task.sleep(for: .milliseconds(20))
         }
-        daemon.stop()
+        await daemon.shutdown()
         let requests = fake.requests
         // Each request answers the latest delivery posted before it; end frames wait on timers, not
         // on a delivery, and are left out.

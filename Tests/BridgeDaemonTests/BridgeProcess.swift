@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -72,9 +73,7 @@ final class BridgeProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; false when it is still running after `timeout` seconds.
     func waitForExit(timeout: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        return !process.isRunning
+        ChildProcess.wait(for: process, timeout: timeout)
     }
 
     /// Kills the process if a test left it running.
@@ -87,7 +86,8 @@ final class BridgeProcess: @unchecked Sendable {
 
     var result: Result {
         Result(
-            status: process.terminationStatus, reason: process.terminationReason,
+            status: ChildProcess.status(of: process) ?? -1,
+            reason: process.isRunning ? .uncaughtSignal : process.terminationReason,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "", stderr: stderrText)
     }
 

@@ -55,14 +55,12 @@ struct CrashRecoveryTests {
         }
 
         func kill() {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            ChildProcess.kill9(process)
         }
 
+        /// SIGTERM; the exit status, or -1 when it did not exit within 10 s.
         func terminate() -> Int32 {
-            process.terminate()
-            process.waitUntilExit()
-            return process.terminationStatus
+            ChildProcess.terminate(process) ? (ChildProcess.status(of: process) ?? -1) : -1
         }
     }
 

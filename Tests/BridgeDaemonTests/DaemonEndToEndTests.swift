@@ -52,9 +52,16 @@ struct DaemonEndToEndTests {
 
             let kinds = pushes.map(\.kind)
             #expect(kinds.first == "create")
-            #expect(kinds.dropFirst().first == "firstFrame")
-            #expect(kinds.suffix(2) == ["finalFrame", "end"])
-            #expect(kinds.dropFirst(2).dropLast(2).allSatisfy { $0 == "update" }, "\(kinds)")
+            #expect(kinds.last == "end")
+            // When the dispatcher first looks after the whole run arrived (a busy machine), the
+            // first frame already is the end frame, sent whole: create, finalFrame, end.
+            if kinds.count == 3 {
+                #expect(kinds == ["create", "finalFrame", "end"])
+            } else {
+                #expect(kinds.dropFirst().first == "firstFrame")
+                #expect(kinds.suffix(2) == ["finalFrame", "end"])
+                #expect(kinds.dropFirst(2).dropLast(2).allSatisfy { $0 == "update" }, "\(kinds)")
+            }
             #expect(pushes.allSatisfy { $0.outcome == "dry-run" && $0.slug == slug })
             #expect(pushes.first?.method == "POST")
             #expect(pushes.last?.body == #"{"state":"ended"}"#)

@@ -137,7 +137,7 @@ struct DispatchEndToEndTests {
         }
         #expect(
             await Self.eventually { Self.finalCard(fake)?.state == "ended" && fake.requests.count > before + 3 })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake)
 
         // Every request carrying a duration moved the step; none other did.
@@ -176,7 +176,7 @@ struct DispatchEndToEndTests {
         let afterRecovery = fake.requests.count
         try await bridge.deliver(events.last!)
         #expect(await Self.eventually(timeout: 40) { Self.finalCard(fake)?.state == "ended" })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake)
         // Latest state, then the two end frames: a handful, whatever happened during the outage.
         #expect(
@@ -192,7 +192,7 @@ struct DispatchEndToEndTests {
         let bridge = try Bridge(fake: fake)
         for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
         #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake)
         let requests = fake.requests
         let limited = try #require(requests.firstIndex { $0.status == 429 })
@@ -212,7 +212,7 @@ struct DispatchEndToEndTests {
         #expect(fake.requests.count == 3, "nothing is sent while the quota is spent")
         #expect(bridge.logs.all.filter { $0.contains("quota exhausted") }.count == 1)
         #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake)
         let resumed = try #require(fake.requests.dropFirst(3).first)
         #expect(resumed.at >= resetAt - 0.1)
@@ -228,7 +228,7 @@ struct DispatchEndToEndTests {
         fake.deleteActivity(Self.slug)
         for event in events.dropFirst(4) { try await bridge.deliver(event) }
         #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake, allowingNotFound: true)
         let requests = fake.requests
         let notFound = try #require(requests.firstIndex { $0.status == 404 })
@@ -246,7 +246,7 @@ struct DispatchEndToEndTests {
         let bridge = try Bridge(fake: fake)
         for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
         #expect(await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" })
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         let requests = fake.requests
         let rejected = try #require(requests.firstIndex { $0.status == 422 })
         #expect(!requests.dropFirst(rejected + 1).contains { $0.body == requests[rejected].body })
@@ -264,7 +264,7 @@ struct DispatchEndToEndTests {
         for event in Self.script.deliveries(waves: Self.waves).prefix(3) { try await bridge.deliver(event) }
         #expect(await Self.eventually { fake.requests.contains { $0.status == 401 } })
         try await Task.sleep(for: .milliseconds(500))
-        bridge.daemon.stop()
+        await bridge.daemon.shutdown()
         #expect(fake.requests.count == 1, "after a 401 nothing more is sent until the pause ends")
         #expect(bridge.logs.all.contains { $0.contains("refused the API key (401)") })
     }

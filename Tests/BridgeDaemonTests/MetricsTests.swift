@@ -66,7 +66,7 @@ struct MetricsTests {
         try await Task.sleep(for: .milliseconds(500))
         let (status, text) = try await Self.send(
             URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!))
-        daemon.stop()
+        await daemon.shutdown()
         #expect(status == 200)
         let jobs = events.filter { if case .workflowJob = $0 { true } else { false } }.count
         #expect(
@@ -100,7 +100,7 @@ struct MetricsTests {
         var right = URLRequest(url: url)
         right.setValue("Bearer s3cret-token", forHTTPHeaderField: "Authorization")
         let allowed = try await Self.send(right)
-        daemon.stop()
+        await daemon.shutdown()
         #expect(anonymous.0 == 401)
         #expect(refused.0 == 401)
         #expect(allowed.0 == 200)

@@ -144,7 +144,7 @@ struct ServeProcessTests {
         }
         #expect(response.status == 202)
 
-        serve.process.terminate()
+        kill(serve.pid, SIGTERM)
         let exited = try await offPool { serve.waitForExit(timeout: 5) }
         #expect(exited, "serve still running 5 s after SIGTERM")
         let result = serve.result

@@ -132,11 +132,10 @@ struct StatusPageBrowserTests {
             let deadline = Date().addingTimeInterval(Double(timeout) + 15)
             while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
             if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                ChildProcess.kill9(process)
                 return -1
             }
-            return process.terminationStatus
+            return ChildProcess.status(of: process) ?? -1
         }
         let stdout = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""

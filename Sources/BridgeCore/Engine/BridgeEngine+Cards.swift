@@ -6,19 +6,19 @@ extension BridgeEngine {
         for slug in slugsToCheck {
             dirtySlugs.insert(slug)
             let owner = sessions[slug]?.owner
-            let drawing = runsBySlug[slug] ?? []
             // A run that finished while another one held the card has nothing left to show.
             if let owner, !released.contains(owner) {
-                for key in drawing where key != owner && runs[key]?.completion != nil && !released.contains(key) {
-                    released.insert(key)
-                    changes.runs.insert(key)
+                for key in contendersBySlug[slug] ?? [] where key != owner && runs[key]?.completion != nil {
+                    release(key, slug: slug)
                 }
             }
-            let newest = drawing.filter { !released.contains($0) }.compactMap { runs[$0] }.max { lhs, rhs in
-                (lhs.attemptStartedAt, lhs.key.runID, lhs.key.attempt)
-                    < (rhs.attemptStartedAt, rhs.key.runID, rhs.key.attempt)
+            var newest: (key: RunKey, order: (UnixTime, Int, Int))?
+            for key in contendersBySlug[slug] ?? [] {
+                guard let state = runs[key] else { continue }
+                let order = (state.attemptStartedAt, key.runID, key.attempt)
+                if newest.map({ $0.order < order }) ?? true { newest = (key, order) }
             }
-            guard let newest, newest.key != owner else { continue }
+            guard let newestKey = newest?.key, newestKey != owner, let newest = runs[newestKey] else { continue }
             let identity = ActivityIdentity.forRun(
                 repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
             var session = sessions[slug] ?? ActivitySession(identity: identity)
@@ -76,6 +76,13 @@ extension BridgeEngine {
         return decision
     }
 
+    /// A run is done with its card: it never takes it again.
+    mutating func release(_ key: RunKey, slug: String) {
+        released.insert(key)
+        contendersBySlug[slug]?.remove(key)
+        changes.runs.insert(key)
+    }
+
     /// The cards to decide at `now`: those something happened to, and those whose recorded time
     /// came. They leave both lists; deciding records their next time again.
     public mutating func takeDueSlugs(at now: UnixTime) -> [String] {
@@ -100,8 +107,7 @@ extension BridgeEngine {
         changes.slugs.insert(slug)
         dirtySlugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {
-            released.insert(owner)
-            changes.runs.insert(owner)
+            release(owner, slug: slug)
             reassignCards(slug)
         }
     }

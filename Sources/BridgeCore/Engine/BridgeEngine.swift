@@ -14,9 +14,9 @@ public struct BridgeEngine: Sendable {
     /// Per slug, the floor under `progress` for the current owner, so the bar never moves back
     /// within an attempt (new `needs:` jobs raise the job count mid-run).
     public internal(set) var progressFloors: [String: ProgressFloor] = [:]
-    /// The runs drawing on each slug (an index of `slugs`, so ownership is decided per card, not
-    /// by scanning every run).
-    var runsBySlug: [String: Set<RunKey>] = [:]
+    /// The runs that may still hold each card (not released): ownership is decided among these,
+    /// not by scanning every run that ever drew on the slug.
+    var contendersBySlug: [String: Set<RunKey>] = [:]
     /// Runs whose jobs all finished without a `completed` delivery yet, and when the grace period
     /// makes them finished: timers look here instead of at every run.
     var completionDue: [RunKey: UnixTime] = [:]
@@ -115,7 +115,7 @@ public struct BridgeEngine: Sendable {
             ?? ActivityIdentity.forRun(repository: repository, workflow: state.workflowName, scope: settings.scope).slug
         if slugs[key] == nil {
             slugs[key] = slug
-            runsBySlug[slug, default: []].insert(key)
+            contendersBySlug[slug, default: []].insert(key)
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignCards(slug)
@@ -125,8 +125,11 @@ public struct BridgeEngine: Sendable {
     public mutating func restore(run state: RunState, slug: String, released isReleased: Bool) {
         runs[state.key] = state
         slugs[state.key] = slug
-        runsBySlug[slug, default: []].insert(state.key)
-        if isReleased { released.insert(state.key) }
+        if isReleased {
+            released.insert(state.key)
+        } else {
+            contendersBySlug[slug, default: []].insert(state.key)
+        }
         completionDue[state.key] = state.completion == nil ? inferredCompletionDue(state) : nil
     }
 
@@ -153,7 +156,7 @@ public struct BridgeEngine: Sendable {
             runs[key] = nil
             completionDue[key] = nil
             slugs[key] = nil
-            runsBySlug[slug]?.remove(key)
+            contendersBySlug[slug]?.remove(key)
             released.remove(key)
         }
     }
