@@ -34,13 +34,6 @@ public actor BridgeService {
         self.logger = logger
     }
 
-    /// `ingest` for a thread that is not part of Swift's pool (libmicrohttpd's workers): it runs
-    /// on the actor's queue directly and waits there, the cheapest way in. Never call it from the
-    /// actor's own queue.
-    public nonisolated func ingestWaiting(_ delivery: IncomingDelivery) -> IngestResult {
-        executor.runSynchronously { self.assumeIsolated { $0.ingest(delivery) } }
-    }
-
     /// Records and applies one verified delivery; the answer says what GitHub should be told.
     public func ingest(_ delivery: IncomingDelivery) -> IngestResult {
         let metadata: [String: JSONValue] = [

@@ -20,15 +20,4 @@ public final class DispatchQueueExecutor: SerialExecutor {
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }
-
-    /// Lets `assumeIsolated` recognise work running on the queue itself (`runSynchronously`).
-    public func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
-    }
-
-    /// Runs `body` on the queue and waits for it: the way a thread outside Swift's pool (an HTTP
-    /// worker) enters the actor without creating a task and parking on a semaphore.
-    public func runSynchronously<T: Sendable>(_ body: () -> T) -> T {
-        queue.sync(execute: body)
-    }
 }
