@@ -78,6 +78,8 @@ lint:
 bench: deps
 	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
 	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
+	# Push economy and webhook-to-request latency against the fake PushWard (writes .build/bench/dispatch.json).
+	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench"
 
 # Installs the release binary, the units, sysusers/tmpfiles entries and an example configuration
 # in the usual places (PREFIX=/usr/local, DESTDIR for packaging). Existing configuration is kept.
