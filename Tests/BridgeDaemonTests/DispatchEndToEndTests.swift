@@ -268,4 +268,48 @@ struct DispatchEndToEndTests {
         #expect(fake.requests.count == 1, "after a 401 nothing more is sent until the pause ends")
         #expect(bridge.logs.all.contains { $0.contains("refused the API key (401)") })
     }
+
+    @Test("deliveries shuffled and duplicated: the same final card, and about as many requests as in order")
+    func shuffledAndDuplicated() async throws {
+        let events = Self.script.deliveries(waves: Self.waves)
+        func replay(_ order: [(WebhookEvent, String)]) async throws -> (StoredActivity?, Int) {
+            let fake = try FakePushWardServer()
+            let bridge = try Bridge(fake: fake, minUpdateInterval: "1s")
+            for (event, id) in order { _ = try await bridge.deliver(event, id: id) }
+            _ = await Self.eventually(timeout: 30) { Self.finalCard(fake)?.state == "ended" }
+            // A card that ended before late deliveries arrived gets its correction after the
+            // throttle window: wait until PushWard has heard nothing for 2.5 s.
+            var seen = -1
+            while seen != fake.requests.count {
+                seen = fake.requests.count
+                try await Task.sleep(for: .milliseconds(2_500))
+            }
+            await bridge.daemon.shutdown()
+            #expect(fake.violations.isEmpty)
+            return (Self.finalCard(fake), fake.requests.count)
+        }
+        let inOrder = events.enumerated().map { ($0.element, "d-\($0.offset)") }
+        let (expected, count) = try await replay(inOrder)
+        #expect(expected?.state == "ended")
+        var generator = OrderIndependenceSeed(state: 7)
+        for _ in 0..<2 {
+            var shuffled = inOrder + inOrder.shuffled(using: &generator).prefix(4)
+            shuffled.shuffle(using: &generator)
+            let (card, requests) = try await replay(shuffled)
+            #expect(card == expected)
+            #expect(requests <= count + 3, "in order \(count), shuffled \(requests)")
+        }
+    }
+}
+
+/// SplitMix64, so a failing order can be replayed from its seed.
+struct OrderIndependenceSeed: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
