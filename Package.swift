@@ -30,7 +30,8 @@ let package = Package(
         .executableTarget(
             name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore", "WebhookServer"]),
         // `make bench`: push economy and webhook-to-request latency against the fake PushWard.
-        .executableTarget(name: "dispatch-bench", dependencies: ["BridgeDaemon", "BridgeTestSupport", "WebhookServer"]),
+        .executableTarget(
+            name: "dispatch-bench", dependencies: ["BridgeDaemon", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],

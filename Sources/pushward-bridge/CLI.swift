@@ -30,6 +30,42 @@ enum CLI {
         FileHandle.standardError.write(Data("pushward-bridge: \(message)\n".utf8))
     }
 
+    /// A command's arguments, or the exit code when it is already done: `--help` printed its
+    /// text (0), or the command line was wrong (64, with the message and the help on stderr).
+    static func parse(_ arguments: [String], valued: Set<String>, flags: Set<String>, help: String)
+        -> Result<ParsedArguments, ExitCode>
+    {
+        do throws(UsageError) {
+            let parsed = try ParsedArguments(arguments, valued: valued, flags: flags.union(["help"]))
+            guard !parsed.flags.contains("help") else {
+                print(help)
+                return .failure(.success)
+            }
+            return .success(parsed)
+        } catch {
+            return .failure(usage(error.description, help: help))
+        }
+    }
+
+    /// Reads recorded deliveries (`render`, `replay`); a file it cannot read or parse is an error
+    /// naming it (exit 1).
+    static func loadRecordings(_ paths: [String]) -> Result<[RecordedDelivery], ExitCode> {
+        var deliveries: [RecordedDelivery] = []
+        for path in paths {
+            guard let contents = FileManager.default.contents(atPath: path) else {
+                error("\(path): cannot read the file")
+                return .failure(.failure)
+            }
+            do throws(RecordedDelivery.LoadError) {
+                deliveries += try RecordedDelivery.parse(fileName: path, contents: contents)
+            } catch {
+                self.error(error.description)
+                return .failure(.failure)
+            }
+        }
+        return .success(deliveries)
+    }
+
     static func usage(_ message: String, help: String) -> ExitCode {
         error(message)
         FileHandle.standardError.write(Data("\n\(help)\n".utf8))

@@ -15,14 +15,9 @@ enum CheckConfigCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(arguments, valued: ["config"], flags: ["help"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["config"], flags: [], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         let configuration: BridgeConfiguration
         switch CLI.effectiveConfiguration(path: parsed.options["config"]) {

@@ -15,14 +15,9 @@ enum DeliveriesCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(arguments, valued: ["config", "database", "limit"], flags: ["help", "json"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["config", "database", "limit"], flags: ["json"], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         guard let subcommand = parsed.positionals.first else {
             return CLI.usage("deliveries needs list or show", help: help)

@@ -17,15 +17,9 @@ enum ExplainCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(
-                arguments, valued: ["config", "database", "delivery"], flags: ["help", "json"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["config", "database", "delivery"], flags: ["json"], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         let json = parsed.flags.contains("json")
         if let id = parsed.options["delivery"] {

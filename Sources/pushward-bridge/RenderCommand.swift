@@ -20,14 +20,9 @@ enum RenderCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(arguments, valued: ["config"], flags: ["help"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["config"], flags: [], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         guard !parsed.positionals.isEmpty else { return CLI.usage("render needs at least one FILE", help: help) }
 
@@ -38,18 +33,10 @@ enum RenderCommand {
             case .failure(let code): return code
             }
         }
-        var deliveries: [RecordedDelivery] = []
-        for path in parsed.positionals {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                CLI.error("\(path): cannot read the file")
-                return .failure
-            }
-            do throws(RecordedDelivery.LoadError) {
-                deliveries += try RecordedDelivery.parse(fileName: path, contents: contents)
-            } catch {
-                CLI.error(error.description)
-                return .failure
-            }
+        let deliveries: [RecordedDelivery]
+        switch CLI.loadRecordings(parsed.positionals) {
+        case .success(let loaded): deliveries = loaded
+        case .failure(let code): return code
         }
         var session = RenderSession(
             engine: BridgeEngine(settings: configuration.activity, filter: configuration.filter))

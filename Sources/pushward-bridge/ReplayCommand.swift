@@ -21,14 +21,9 @@ enum ReplayCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(arguments, valued: ["url", "secret", "delay"], flags: ["help"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["url", "secret", "delay"], flags: [], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         guard !parsed.positionals.isEmpty else { return CLI.usage("replay needs at least one FILE", help: help) }
         guard let urlText = parsed.options["url"], let url = URL(string: urlText), url.scheme?.hasPrefix("http") == true
@@ -43,18 +38,10 @@ enum ReplayCommand {
             }
             delay = milliseconds / 1000
         }
-        var deliveries: [RecordedDelivery] = []
-        for path in parsed.positionals {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                CLI.error("\(path): cannot read the file")
-                return .failure
-            }
-            do throws(RecordedDelivery.LoadError) {
-                deliveries += try RecordedDelivery.parse(fileName: path, contents: contents)
-            } catch {
-                CLI.error(error.description)
-                return .failure
-            }
+        let deliveries: [RecordedDelivery]
+        switch CLI.loadRecordings(parsed.positionals) {
+        case .success(let loaded): deliveries = loaded
+        case .failure(let code): return code
         }
         var allAccepted = true
         for (index, delivery) in deliveries.enumerated() {

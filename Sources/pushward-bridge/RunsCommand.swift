@@ -18,15 +18,11 @@ enum RunsCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(
-                arguments, valued: ["config", "database", "repo", "limit"], flags: ["help", "json", "no-color"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(
+            arguments, valued: ["config", "database", "repo", "limit"], flags: ["json", "no-color"], help: help)
+        {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         guard let subcommand = parsed.positionals.first else { return CLI.usage("runs needs list or show", help: help) }
         var limit = 20

@@ -17,14 +17,9 @@ enum ServeCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        do throws(UsageError) {
-            parsed = try ParsedArguments(arguments, valued: ["config"], flags: ["help"])
-        } catch {
-            return CLI.usage(error.description, help: help)
-        }
-        if parsed.flags.contains("help") {
-            print(help)
-            return .success
+        switch CLI.parse(arguments, valued: ["config"], flags: [], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
         }
         guard parsed.positionals.isEmpty else { return CLI.usage("serve takes no arguments", help: help) }
         let configuration: BridgeConfiguration

@@ -1,8 +1,7 @@
-import Foundation
-import Testing
-
 import BridgeCore
 import BridgeTestSupport
+import Foundation
+import Testing
 
 @Suite struct ContractValidatorTests {
     private let now: UnixTime = 1_700_000_000
@@ -394,10 +393,18 @@ import BridgeTestSupport
         Breach("url_action", "url_action", "https://example.com"),
         Breach("url_action.url", "url_action", ["title": "Run"]),
         Breach("url_action.url", "url_action", ["url": "mailto:a@b.c"]),
-        Breach("url_action.title", "url_action", ["url": "https://x.y",
-            "title": .string(String(repeating: "t", count: 65))]),
-        Breach("url_action.icon", "url_action", ["url": "https://x.y",
-            "icon": .string(String(repeating: "i", count: 65))]),
+        Breach(
+            "url_action.title", "url_action",
+            [
+                "url": "https://x.y",
+                "title": .string(String(repeating: "t", count: 65)),
+            ]),
+        Breach(
+            "url_action.icon", "url_action",
+            [
+                "url": "https://x.y",
+                "icon": .string(String(repeating: "i", count: 65)),
+            ]),
         Breach("url_action.foreground", "url_action", ["url": "https://x.y", "foreground": "yes"]),
         Breach("url_action.target", "url_action", ["url": "https://x.y", "target": "_blank"]),
         Breach("secondary_url_action.url", "secondary_url_action", ["url": "https://exa mple.com"]),

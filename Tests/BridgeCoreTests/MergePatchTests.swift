@@ -1,7 +1,6 @@
+import BridgeCore
 import Foundation
 import Testing
-
-import BridgeCore
 
 @Suite struct MergePatchTests {
     // MARK: - apply: RFC 7396 Appendix A
@@ -65,7 +64,8 @@ import BridgeCore
         for iteration in 0..<3000 {
             let old = randomValue(depth: 3, nullMembers: true, using: &random)
             // Half the pairs are edits of `old` (so the objects overlap), half unrelated values.
-            let new = random.next() % 2 == 0
+            let new =
+                random.next() % 2 == 0
                 ? mutate(old, depth: 3, using: &random)
                 : randomValue(depth: 3, nullMembers: false, using: &random)
 

@@ -1,6 +1,5 @@
-import Testing
-
 import BridgeCore
+import Testing
 
 @Suite struct PushWardActivityModelTests {
     private let now: UnixTime = 1_700_000_000.75

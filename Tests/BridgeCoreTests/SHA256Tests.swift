@@ -1,6 +1,5 @@
-import Testing
-
 import BridgeCore
+import Testing
 
 @Suite struct SHA256Tests {
     @Test(arguments: [

@@ -66,9 +66,10 @@ public enum MigrationRunner {
         _ migrations: [Migration]
     ) throws(StoreOpenError) {
         try mapErrors {
-            let hasTable = try connection.queryOne(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
-            ) { $0.int(0) ?? 0 } ?? 0
+            let hasTable =
+                try connection.queryOne(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'"
+                ) { $0.int(0) ?? 0 } ?? 0
             let history = hasTable > 0 ? try recorded(connection) : []
             try verify(history, against: migrations)
             let highest = history.last?.version ?? 0
