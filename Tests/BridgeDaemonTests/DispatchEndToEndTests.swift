@@ -22,7 +22,7 @@ struct DispatchEndToEndTests {
         let daemon: Daemon
         let directory: String
         let databasePath: String
-        let logs = LockedLines()
+        let logs = LineLog()
 
         convenience init(fake: FakePushWardServer, minUpdateInterval: String = "0s") throws {
             try self.init(url: fake.baseURL, apiKey: fake.apiKey, minUpdateInterval: minUpdateInterval)
@@ -69,21 +69,6 @@ struct DispatchEndToEndTests {
         func card(_ slug: String) throws -> ActivitySession? {
             let database = try BridgeDatabase(path: databasePath, readOnly: true)
             return try database.card(slug: slug)?.card.session
-        }
-    }
-
-    final class LockedLines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) {
-            lock.lock()
-            lines.append(line)
-            lock.unlock()
-        }
-        var all: [String] {
-            lock.lock()
-            defer { lock.unlock() }
-            return lines
         }
     }
 

@@ -142,7 +142,7 @@ struct SystemdIntegrationTests {
     func reload() async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let lines = Lines()
+        let lines = LineLog()
         let configuration = try BridgeConfiguration(
             json: Data(contentsOf: URL(fileURLWithPath: directory + "/config.json")))
         let daemon = try Daemon(
@@ -169,18 +169,4 @@ struct SystemdIntegrationTests {
         #expect(daemon.configuration.filter == changed.filter)
     }
 
-    final class Lines: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [String] = []
-        func append(_ line: String) {
-            lock.lock()
-            lines.append(line)
-            lock.unlock()
-        }
-        var all: [String] {
-            lock.lock()
-            defer { lock.unlock() }
-            return lines
-        }
-    }
 }
