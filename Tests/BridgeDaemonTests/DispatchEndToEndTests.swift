@@ -168,6 +168,25 @@ struct DispatchEndToEndTests {
             fake.requests.count - afterRecovery <= 5, "requests after recovery: \(fake.requests.count - afterRecovery)")
     }
 
+    @Test("PushWard answering 503 for a while: retried with backoff, the same final card, nothing rejected")
+    func serviceUnavailable() async throws {
+        let fake = try FakePushWardServer()
+        fake.setFault { _, _, index in
+            (2...5).contains(index) ? .status(503, code: "service.unavailable", detail: "maintenance") : nil
+        }
+        let bridge = try Bridge(fake: fake)
+        for event in Self.script.deliveries(waves: Self.waves) { try await bridge.deliver(event) }
+        #expect(await Self.eventually(timeout: 40) { Self.finalCard(fake)?.state == "ended" })
+        await bridge.daemon.shutdown()
+        try Self.expectEndedSuccess(fake)
+        let requests = fake.requests
+        #expect(requests.filter { $0.status == 503 }.count == 4)
+        // Backoff: the retries spread out instead of hammering.
+        let failures = requests.enumerated().filter { $0.element.status == 503 }.map(\.offset)
+        let last = try #require(failures.last)
+        #expect(requests[last + 1].at - requests[last].at >= 0.5)
+    }
+
     @Test("429 with Retry-After is honoured")
     func rateLimited() async throws {
         let fake = try FakePushWardServer()
