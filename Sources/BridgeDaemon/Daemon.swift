@@ -56,7 +56,6 @@ public final class Daemon: @unchecked Sendable {
         let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         tasks.append(Task { await dispatcher.run() })
         let service = service
-        let retentionLogger = logger
         tasks.append(
             Task {
                 // Not at once: a start (or restart) is when GitHub redeliveries crowd in, and
@@ -66,7 +65,6 @@ public final class Daemon: @unchecked Sendable {
                     await service.pruneRetention(at: Date().timeIntervalSince1970)
                     try? await Task.sleep(for: .seconds(600))
                 }
-                _ = retentionLogger
             })
         if let interval = notifier.watchdogInterval {
             let notifier = notifier

@@ -77,7 +77,7 @@ public struct ActivityContentBuilder: Sendable {
     /// and weighted layouts) the template reads `progress` as the fill of the current step: the
     /// share of its parallel jobs that finished.
     func progress(plan: StepPlan, weighted: Bool) -> Double {
-        guard weighted else { return plan.jobFraction(runIsOver: false) }
+        guard weighted else { return plan.liveJobFraction }
         guard let group = plan.currentGroup, group.totalJobCount > 0 else { return plan.currentStep == 0 ? 0 : 1 }
         return Double(group.finishedJobCount) / Double(group.totalJobCount)
     }

@@ -33,16 +33,15 @@ public struct StepPlan: Sendable, Equatable {
         return step >= 1 && step <= groups.count ? groups[step - 1] : nil
     }
 
-    /// Completed jobs over expected jobs, for the whole run.
+    /// Completed jobs over expected jobs, for the whole run while it goes (the end frame shows 1).
     ///
-    /// While the run is not over but every known job finished, more jobs are coming (GitHub
-    /// creates `needs:` jobs late, and without history nothing says how many): one more is counted,
-    /// so the bar does not claim 100 % and then have to stand still until the run ends.
-    public func jobFraction(runIsOver: Bool) -> Double {
+    /// While every known job finished, more jobs are coming (GitHub creates `needs:` jobs late, and
+    /// without history nothing says how many): one more is counted, so the bar does not claim
+    /// 100 % and then have to stand still until the run ends.
+    public var liveJobFraction: Double {
         let finished = groups.reduce(0) { $0 + $1.finishedJobCount }
         var total = groups.reduce(0) { $0 + $1.totalJobCount }
-        if !runIsOver, finished == total { total += 1 }
-        guard total > 0 else { return 0 }
+        if finished == total { total += 1 }
         return Double(finished) / Double(total)
     }
 
