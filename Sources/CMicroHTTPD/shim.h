@@ -22,11 +22,12 @@ typedef void *(*pwb_uri_logger)(void *context, const char *uri, struct MHD_Conne
 
 /*
  * The daemon flags the bridge uses: libmicrohttpd's own polling threads (epoll when the library
- * has it, else poll), an inter-thread channel (MHD_quiesce_daemon needs it with a thread pool), no
+ * has it, else poll), an inter-thread channel (MHD_quiesce_daemon needs it with a thread pool),
+ * suspend/resume (a request whose answer comes later parks its connection instead of a thread), no
  * error log on stderr, and IPv6 / dual stack as asked.
  */
 static inline unsigned int pwb_daemon_flags(int ipv6, int dual_stack) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     if (MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES) {
         flags |= MHD_USE_EPOLL;
     } else {

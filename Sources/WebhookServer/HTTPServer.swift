@@ -115,10 +115,21 @@ public final class HTTPServer: @unchecked Sendable {
     /// Nil once stopped.
     private var daemon: OpaquePointer?
 
-    /// Starts listening at once; requests reach `handler` on libmicrohttpd's threads until `stop()`.
-    public init(
+    /// Starts listening at once; requests reach `handler` on libmicrohttpd's threads until `stop()`,
+    /// and its answer is sent when it returns. For handlers that answer at once.
+    public convenience init(
         configuration: Configuration,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
+        try self.init(configuration: configuration) { request, responder in responder.respond(handler(request)) }
+    }
+
+    /// Starts listening at once; requests reach `handler` on libmicrohttpd's threads until `stop()`.
+    /// The handler must not block: it answers through the responder, at once or later from any
+    /// thread, and a request waiting for its answer holds a suspended connection, not a thread.
+    public init(
+        configuration: Configuration,
+        answering handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) throws(HTTPServerError) {
         if let problem = configuration.problem() { throw .invalidConfiguration(problem) }
         let address = configuration.listenFileDescriptor == nil ? try ListenAddress(parsing: configuration.listen) : nil
@@ -181,11 +192,12 @@ public final class HTTPServer: @unchecked Sendable {
     ///
     /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
     /// lets requests already begun finish — being handled, or still being received, which
-    /// includes stalled clients, so a non-zero drain can last the whole timeout — then stops
-    /// libmicrohttpd's threads (waiting for handlers still running), closes the remaining
-    /// connections and the listening socket. New connections fail once it returns; during the
+    /// includes stalled clients, so a non-zero drain can last the whole timeout — then waits up
+    /// to `answerTimeout` seconds for requests already with the handler to be answered and
+    /// written (past it they are answered 503), then stops libmicrohttpd's threads, closes the
+    /// remaining connections and the listening socket. New connections fail once it returns; during the
     /// drain they wait in the kernel backlog and are reset when the socket closes.
-    public func stop(drainTimeout: Double = 0) {
+    public func stop(drainTimeout: Double = 0, answerTimeout: Double = 10) {
         lock.withLock {
             guard let stopping = daemon else { return }
             // Returns the listening socket, which libmicrohttpd then leaves to us to close, after
@@ -194,6 +206,22 @@ public final class HTTPServer: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(drainTimeout)
             while context.liveRequestStates > 0 && Date() < deadline {
                 usleep(10_000)
+            }
+            // Requests already with the handler get their answer written (a delivery whose commit
+            // is under way is answered), within `answerTimeout`.
+            let answerDeadline = Date().addingTimeInterval(answerTimeout)
+            while context.handedRequests > 0 && Date() < answerDeadline {
+                usleep(5_000)
+            }
+            // Past it, whatever still waits is told 503 (the sender can retry) and resumed, since
+            // libmicrohttpd must not stop with a suspended connection; a late answer is ignored.
+            let unanswered = context.answerAll(
+                .json(503, ["error": "shutting_down", "detail": "the server stopped before this request was answered"]))
+            if unanswered > 0 {
+                let flushDeadline = Date().addingTimeInterval(1)
+                while context.handedRequests > 0 && Date() < flushDeadline {
+                    usleep(5_000)
+                }
             }
             MHD_stop_daemon(stopping)
             if listenSocket >= 0 {

@@ -60,9 +60,11 @@ func pwbCollectHeader(
 ///    refused without reading it (libmicrohttpd then skips the body and closes the connection);
 /// 2. once per piece of body (`*upload_data_size > 0`): append it, or drop it once over the limit
 ///    (a chunked upload has no declared length); the piece must be marked consumed;
-/// 3. once more at the end (`*upload_data_size == 0`): run the handler, or answer 413.
-/// Every path that returns `MHD_YES` from step 1 or 3 has queued exactly one response, and steps
-/// 1–2 that do not answer return `MHD_YES` without queuing.
+/// 3. once more at the end (`*upload_data_size == 0`): run the handler, or answer 413; when the
+///    handler has not answered by the time it returns, suspend the connection;
+/// 4. after a resume (`HTTPResponder.respond`), once more: queue the handler's answer.
+/// Every path that returns `MHD_YES` from step 1, 3 or 4 has queued exactly one response or
+/// suspended the connection, and steps 1–2 that do not answer return `MHD_YES` without queuing.
 func pwbHandleRequest(
     _ context: UnsafeMutableRawPointer?,
     _ connection: OpaquePointer?,
@@ -127,12 +129,26 @@ func pwbHandleRequest(
         return .YES
     }
 
+    if let responder = state.responder {
+        // Called again after `HTTPResponder.respond` resumed the connection: queue its answer.
+        let response =
+            responder.takeAnswer()
+            ?? .json(500, ["error": "internal_error", "detail": "the request was resumed without an answer"])
+        return queue(response, on: connection)
+    }
     if state.bodyTooLarge {
         return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
     }
     let request = state.makeRequest(fallbackPath: url.map { String(cString: $0) } ?? "/")
     state.body = Data()
-    return queue(server.handler(request), on: connection)
+    let responder = HTTPResponder(connection: connection, context: server)
+    state.responder = responder
+    server.handing(responder)
+    server.handler(request, responder)
+    // Answered already (a quick route): queue it now. Otherwise the connection is suspended until
+    // the answer comes, and this thread serves other connections meanwhile.
+    if let response = responder.answerOrSuspend() { return queue(response, on: connection) }
+    return .YES
 }
 
 /// The 431 answer for a header block over `maxHeaderBytes` that still fit libmicrohttpd's pool.

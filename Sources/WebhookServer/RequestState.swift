@@ -28,6 +28,11 @@ final class RequestState {
     /// Set once the body is known to exceed the limit; the rest of the upload is then read and
     /// dropped, and the request is answered 413.
     var bodyTooLarge = false
+    /// Set when the request went to the handler; its answer arrives through it.
+    var responder: HTTPResponder? {
+        didSet { if oldValue == nil, responder != nil { handed = true } }
+    }
+    private var handed = false
 
     init(context: ServerContext) {
         self.context = context
@@ -35,6 +40,7 @@ final class RequestState {
     }
 
     deinit {
+        if handed { context.handedRequestFinished() }
         context.requestStateDestroyed()
     }
 

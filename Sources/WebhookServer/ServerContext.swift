@@ -1,24 +1,30 @@
 import Foundation
 
-/// What every libmicrohttpd callback of one daemon shares: the handler, the limits, and the count
-/// of live per-request states.
+/// What every libmicrohttpd callback of one daemon shares: the handler, the limits, the count of
+/// live per-request states and the requests waiting for their handler's answer.
 ///
 /// The server keeps it alive for as long as the daemon runs and hands libmicrohttpd an unretained
 /// pointer to it; `HTTPServer.stop()` joins libmicrohttpd's threads before the server can let go
 /// of it, so no callback can outlive it.
 final class ServerContext: @unchecked Sendable {
-    /// Called on libmicrohttpd's threads, once per complete request that passed the body limit.
-    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    /// Called on libmicrohttpd's threads, once per complete request that passed the body limit;
+    /// answers through the responder, then or later.
+    let handler: @Sendable (HTTPRequest, HTTPResponder) -> Void
     /// The largest body, in bytes, handed to `handler`.
     let maxBodyBytes: Int
     /// The largest request line plus header block, in bytes, handed to `handler`.
     let maxHeaderBytes: Int
 
-    /// Guards `liveStates`; callbacks run on several pool threads at once.
+    /// Guards the counts and `unanswered`; callbacks run on several pool threads at once.
     private let lock = NSLock()
     private var liveStates = 0
+    /// Requests handed to the handler whose completion libmicrohttpd has not reported yet.
+    private var handedStates = 0
+    private var unanswered: [ObjectIdentifier: HTTPResponder] = [:]
 
-    init(handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse, maxBodyBytes: Int, maxHeaderBytes: Int) {
+    init(
+        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void, maxBodyBytes: Int, maxHeaderBytes: Int
+    ) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
@@ -36,5 +42,33 @@ final class ServerContext: @unchecked Sendable {
 
     func requestStateDestroyed() {
         lock.withLock { liveStates -= 1 }
+    }
+
+    /// Requests handed to the handler and not finished: answered but not yet written count too.
+    var handedRequests: Int {
+        lock.withLock { handedStates }
+    }
+
+    func handing(_ responder: HTTPResponder) {
+        lock.withLock {
+            handedStates += 1
+            unanswered[ObjectIdentifier(responder)] = responder
+        }
+    }
+
+    func handedRequestFinished() {
+        lock.withLock { handedStates -= 1 }
+    }
+
+    func responderAnswered(_ responder: HTTPResponder) {
+        _ = lock.withLock { unanswered.removeValue(forKey: ObjectIdentifier(responder)) }
+    }
+
+    /// Answers every request still waiting for its handler (shutdown past its deadline), which
+    /// resumes their connections: libmicrohttpd refuses to stop with a connection suspended.
+    func answerAll(_ response: HTTPResponse) -> Int {
+        let waiting = lock.withLock { Array(unanswered.values) }
+        for responder in waiting { responder.respond(response) }
+        return waiting.count
     }
 }

@@ -370,6 +370,116 @@ struct HTTPServerTests {
         expectNoLiveRequests(server)
     }
 
+    // MARK: Answers that come later (suspend and resume)
+
+    /// Keeps the responders of requests not answered yet, for the test thread to answer.
+    final class HeldResponders: @unchecked Sendable {
+        private let lock = NSLock()
+        private var held: [String: HTTPResponder] = [:]
+        let arrived = DispatchSemaphore(value: 0)
+
+        func hold(_ path: String, _ responder: HTTPResponder) {
+            lock.withLock { held[path] = responder }
+            arrived.signal()
+        }
+
+        func responder(_ path: String) -> HTTPResponder? {
+            lock.withLock { held[path] }
+        }
+    }
+
+    /// A server with ONE polling thread whose handler answers `/later…` only when the test says.
+    private func deferringServer(_ held: HeldResponders) throws -> HTTPServer {
+        let configuration = HTTPServer.Configuration(listen: "127.0.0.1:0", threadPoolSize: 1)
+        return try HTTPServer(
+            configuration: configuration,
+            answering: { request, responder in
+                if request.path.hasPrefix("/later") {
+                    held.hold(request.path, responder)
+                } else {
+                    responder.respond(.json(200, ["now": true]))
+                }
+            })
+    }
+
+    @Test("A request answered later parks its connection, not the thread: others are served meanwhile")
+    func answerLater() throws {
+        let held = HeldResponders()
+        let server = try deferringServer(held)
+        defer { server.stop() }
+        let port = server.port
+        let first = onThread { try RawHTTPClient.request(port: port, target: "/later-1") }
+        let second = onThread { try RawHTTPClient.request(port: port, target: "/later-2") }
+        #expect(held.arrived.wait(timeout: .now() + 10) == .success)
+        #expect(held.arrived.wait(timeout: .now() + 10) == .success)
+        // Both wait on the only polling thread, and yet it answers a third request at once.
+        let quick = try RawHTTPClient.request(port: port, target: "/now")
+        #expect(quick.status == 200)
+        #expect(server.requestsInFlight == 2)
+        // Answered out of order, from this thread; a second answer to the same request is ignored.
+        held.responder("/later-2")?.respond(.json(202, ["which": 2]))
+        held.responder("/later-2")?.respond(.json(500, ["which": "again"]))
+        held.responder("/later-1")?.respond(.json(201, ["which": 1]))
+        let (one, two) = (try first(), try second())
+        #expect(one.status == 201 && one.json?["which"] as? Int == 1)
+        #expect(two.status == 202 && two.json?["which"] as? Int == 2)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("A keep-alive connection carries on after an answer that came later")
+    func answerLaterKeepAlive() throws {
+        let held = HeldResponders()
+        let server = try deferringServer(held)
+        defer { server.stop() }
+        let client = try RawHTTPClient(port: server.port)
+        let answerer = onThread { () -> Bool in
+            guard held.arrived.wait(timeout: .now() + 10) == .success else { return false }
+            usleep(100_000)
+            held.responder("/later")?.respond(.json(202, ["late": true]))
+            return true
+        }
+        try client.send("GET /later HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try client.readResponse().status == 202)
+        #expect(try answerer())
+        try client.send("GET /now HTTP/1.1\r\nHost: test\r\n\r\n")
+        #expect(try client.readResponse().status == 200)
+        expectNoLiveRequests(server)
+    }
+
+    @Test("stop() waits for an answer that comes within answerTimeout, and it reaches the client")
+    func stopWaitsForLateAnswer() throws {
+        let held = HeldResponders()
+        let server = try deferringServer(held)
+        let port = server.port
+        let pending = onThread { try RawHTTPClient.request(port: port, target: "/later") }
+        #expect(held.arrived.wait(timeout: .now() + 10) == .success)
+        let answerer = onThread { () -> Bool in
+            usleep(300_000)
+            held.responder("/later")?.respond(.json(202, ["stored": true]))
+            return true
+        }
+        server.stop(answerTimeout: 10)
+        #expect(try answerer())
+        #expect(try pending().status == 202)
+        #expect(server.requestsInFlight == 0)
+    }
+
+    @Test("stop() answers 503 to a request whose handler never answers, and a late answer is ignored")
+    func stopAnswersUnanswered() throws {
+        let held = HeldResponders()
+        let server = try deferringServer(held)
+        let port = server.port
+        let pending = onThread { try RawHTTPClient.request(port: port, target: "/later") }
+        #expect(held.arrived.wait(timeout: .now() + 10) == .success)
+        server.stop(answerTimeout: 0.2)
+        let response = try pending()
+        #expect(response.status == 503)
+        #expect(response.json?["error"] as? String == "shutting_down")
+        // The connection is gone; answering now must be harmless.
+        held.responder("/later")?.respond(.json(202, ["too": "late"]))
+        #expect(server.requestsInFlight == 0)
+    }
+
     @Test("stop() refuses new connections and can be called again")
     func stopRefusesConnections() throws {
         let server = try makeServer()
