@@ -19,6 +19,8 @@ public actor BridgeService {
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
+    /// Deliveries from HTTP threads waiting for the next group commit.
+    private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
 
     public let metrics: Metrics
 
@@ -34,54 +36,116 @@ public actor BridgeService {
         self.logger = logger
     }
 
-    /// Records and applies one verified delivery; the answer says what GitHub should be told.
-    public func ingest(_ delivery: IncomingDelivery) -> IngestResult {
-        let metadata: [String: JSONValue] = [
-            "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
-        ]
-        if needsReload { reloadFromStore() }
-        do {
-            let result = try database.connection.transaction { () throws -> IngestResult in
-                if try database.hasDelivery(delivery.id) {
-                    try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
-                    return IngestResult(
-                        status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
-                }
-                return try apply(delivery, metadata: metadata)
-            }
-            if result.status == 202 { wakeups.signal() }
-            metrics.add(
-                "deliveries_total",
-                labels: [
-                    "event": delivery.event,
-                    "outcome": result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown",
-                ])
-            return result
-        } catch {
-            // The transaction rolled back; the store is the truth. Reloading from it (rather than
-            // copying the whole engine before every delivery, which costs a copy of every run)
-            // puts the core back where the store is.
-            reloadFromStore()
-            logger.error(
-                "could not commit a delivery; GitHub is told 503 and can redeliver it",
-                metadata.merging(["error": .string("\(error)")]) { $1 })
-            return IngestResult(
-                status: 503,
-                body: ["error": "store_unavailable", "detail": "the delivery could not be stored; redeliver it later"])
+    /// Records and applies a verified delivery; `completion` gets the answer, on the store's
+    /// queue, only after the delivery is committed. Does not block: the delivery joins the queue
+    /// and commits in the next group (see `IngestQueue`).
+    public nonisolated func submit(
+        _ delivery: IncomingDelivery, completion: @escaping @Sendable (IngestResult) -> Void
+    ) {
+        if ingestQueue.append(IngestQueue.Ticket(delivery: delivery, completion: completion)) { scheduleDrain() }
+    }
+
+    /// Drains on the actor's own queue, behind whatever actor work is already queued there, so
+    /// the dispatcher's turns interleave with ingest groups under sustained load.
+    private nonisolated func scheduleDrain() {
+        executor.queue.async { [self] in
+            assumeIsolated { service in service.drainIngestQueue() }
         }
     }
 
-    /// Decodes and applies a delivery inside the caller's transaction.
-    private func apply(_ delivery: IncomingDelivery, metadata: [String: JSONValue]) throws -> IngestResult {
+    /// Deliveries received and not answered yet (queued, or in the commit under way).
+    public nonisolated var deliveriesWaiting: Int { ingestQueue.waiting }
+
+    private func drainIngestQueue() {
+        let batch = ingestQueue.take()
+        guard !batch.isEmpty else { return }
+        let results = ingest(batch.map(\.delivery))
+        for (ticket, result) in zip(batch, results) { ingestQueue.answer(ticket, with: result) }
+        scheduleDrain()
+    }
+
+    /// Records and applies one verified delivery; the answer says what GitHub should be told.
+    public func ingest(_ delivery: IncomingDelivery) -> IngestResult {
+        ingest([delivery])[0]
+    }
+
+    /// Records and applies deliveries in one transaction, in order; one answer per delivery.
+    ///
+    /// When the commit fails, the group rolls back and each delivery is tried again alone, so one
+    /// delivery the store cannot take (a 503 for it) does not cost the others theirs.
+    public func ingest(_ deliveries: [IncomingDelivery]) -> [IngestResult] {
+        guard !deliveries.isEmpty else { return [] }
+        if needsReload { reloadFromStore() }
+        do {
+            let results = try database.connection.transaction { () throws -> [IngestResult] in
+                var results: [IngestResult] = []
+                results.reserveCapacity(deliveries.count)
+                for delivery in deliveries { results.append(try record(delivery)) }
+                // One write per run and card the group touched, as they stand after all of it.
+                try database.save(
+                    engine, changes: engine.takeChanges(), at: deliveries.map(\.receivedAt).max() ?? 0)
+                return results
+            }
+            metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
+            if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
+            for (delivery, result) in zip(deliveries, results) {
+                metrics.add(
+                    "deliveries_total",
+                    labels: [
+                        "event": delivery.event,
+                        "outcome": result.body["status"]?.stringValue ?? result.body["error"]?.stringValue
+                            ?? "unknown",
+                    ])
+            }
+            return results
+        } catch {
+            // The transaction rolled back; the store is the truth. Reloading from it (rather than
+            // copying the whole engine before every group, which costs a copy of every run) puts
+            // the core back where the store is.
+            reloadFromStore()
+            if deliveries.count > 1 {
+                logger.warning(
+                    "could not commit a group of deliveries; committing each alone",
+                    ["count": .number(Double(deliveries.count)), "error": .string("\(error)")])
+                return deliveries.map { ingest([$0])[0] }
+            }
+            let delivery = deliveries[0]
+            metrics.add("deliveries_total", labels: ["event": delivery.event, "outcome": "store_unavailable"])
+            logger.error(
+                "could not commit a delivery; GitHub is told 503 and can redeliver it",
+                [
+                    "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
+                    "error": .string("\(error)"),
+                ])
+            return [
+                IngestResult(
+                    status: 503,
+                    body: [
+                        "error": "store_unavailable", "detail": "the delivery could not be stored; redeliver it later",
+                    ])
+            ]
+        }
+    }
+
+    /// Records one delivery and applies it to the core, inside the caller's transaction; the
+    /// runs and cards it changed are written by the caller once the whole group is applied.
+    private func record(_ delivery: IncomingDelivery) throws -> IngestResult {
+        if try database.hasDelivery(delivery.id) {
+            try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
+            return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
+        }
+        let metadata: [String: JSONValue] = [
+            "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
+        ]
         var record = DeliveryRecord(
             id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
             receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil, outcome: .applied,
             reason: nil, contentType: delivery.contentType, payload: delivery.body, payloadBytes: delivery.body.count)
         let event: WebhookEvent
-        do {
-            event = try WebhookDecoder.decode(
-                event: delivery.event, body: delivery.body, contentType: delivery.contentType)
-        } catch {
+        switch delivery.decoded {
+        case .success(let decoded):
+            event = decoded
+        case .failure(let error):
             record.outcome = .rejected
             record.reason = error.description
             try database.insert(record)
@@ -99,7 +163,6 @@ public actor BridgeService {
         switch outcome {
         case .applied(let key):
             try database.insert(record)
-            try database.save(engine, changes: engine.takeChanges(), at: delivery.receivedAt)
             logger.debug(
                 "applied a delivery",
                 metadata.merging([
@@ -116,7 +179,6 @@ public actor BridgeService {
             record.outcome = .ignored
             record.reason = reason
             try database.insert(record)
-            try database.save(engine, changes: engine.takeChanges(), at: delivery.receivedAt)
             logger.info("ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 })
             return IngestResult(
                 status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
@@ -348,6 +410,10 @@ public actor BridgeService {
                 engine.gate.blockedUntil(at: now) == nil ? 0 : 1
             ),
             ("database_bytes", "Size of the database file and its WAL.", [:], size),
+            (
+                "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],
+                Double(deliveriesWaiting)
+            ),
         ]
     }
 

@@ -13,7 +13,7 @@ public final class Daemon: @unchecked Sendable {
     public private(set) var configuration: BridgeConfiguration
     public let logger: Logger
     public let counters = Metrics()
-    private let service: BridgeService
+    public let service: BridgeService
     private let server: HTTPServer
     private let adminServer: HTTPServer
     private var tasks: [Task<Void, Never>] = []
@@ -38,7 +38,9 @@ public final class Daemon: @unchecked Sendable {
         serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
         let activated = SocketActivation.descriptors()
         if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
-        server = try HTTPServer(configuration: serverConfiguration) { request in ingress.handle(request) }
+        server = try HTTPServer(configuration: serverConfiguration) { request, responder in
+            ingress.handle(request, respond: responder.respond)
+        }
         let admin = AdminRoutes(
             service: service, metrics: counters, token: configuration.adminToken, databasePath: configuration.database)
         var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)

@@ -17,6 +17,12 @@ public final class DispatchQueueExecutor: SerialExecutor {
         queue.async { job.runSynchronously(on: executor) }
     }
 
+    /// Lets code that runs on `queue` outside a job (the ingest drain) enter the actor with
+    /// `assumeIsolated`: the runtime asks the executor whether the current thread is its own.
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
+
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
     }

@@ -2,6 +2,10 @@ import BridgeCore
 import Foundation
 
 /// A verified webhook request, as the ingress hands it to the service.
+///
+/// It is decoded where it is built, on the HTTP thread that received it: decoding is pure and the
+/// most expensive step of a delivery, so doing it there spreads it over every core instead of
+/// adding it to the store's one serial queue (make bench, bench/README.md).
 public struct IncomingDelivery: Sendable {
     /// `X-GitHub-Delivery`.
     public var id: String
@@ -12,6 +16,8 @@ public struct IncomingDelivery: Sendable {
     public var contentType: String?
     public var body: Data
     public var receivedAt: UnixTime
+    /// The body decoded for `event`, or why it could not be.
+    public var decoded: Result<WebhookEvent, WebhookDecodingError>
 
     public init(id: String, event: String, hookID: String?, contentType: String?, body: Data, receivedAt: UnixTime) {
         self.id = id
@@ -20,6 +26,9 @@ public struct IncomingDelivery: Sendable {
         self.contentType = contentType
         self.body = body
         self.receivedAt = receivedAt
+        self.decoded = Result { () throws(WebhookDecodingError) in
+            try WebhookDecoder.decode(event: event, body: body, contentType: contentType)
+        }
     }
 }
 

@@ -39,6 +39,7 @@ public final class Metrics: @unchecked Sendable {
             "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
         describe("http_responses_total", "counter", "Webhook listener answers by status.")
         describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")
+        describe("ingest_batch_size", "histogram", "Deliveries committed together in one transaction (group commit).")
         describe("pushward_requests_total", "counter", "Requests to PushWard by kind and status (none: no answer).")
         describe("pushward_retries_total", "counter", "Requests that failed and will be retried.")
         describe("pushward_request_latency_seconds", "histogram", "PushWard request round trips.")
@@ -57,12 +58,17 @@ public final class Metrics: @unchecked Sendable {
         lock.unlock()
     }
 
-    public func observe(_ name: String, _ value: Double, labels: [String: String] = [:]) {
+    /// Deliveries per transaction: 1 when idle, up to the ingest queue's limit under load.
+    public static let batchBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64]
+
+    /// Adds `value` to a histogram; `buckets` counts only when the series is first observed.
+    public func observe(
+        _ name: String, _ value: Double, labels: [String: String] = [:], buckets: [Double] = Metrics.latencyBuckets
+    ) {
         let series = Series(name, labels)
         lock.lock()
         var histogram =
-            histograms[series]
-            ?? Histogram(buckets: Self.latencyBuckets, counts: Array(repeating: 0, count: Self.latencyBuckets.count))
+            histograms[series] ?? Histogram(buckets: buckets, counts: Array(repeating: 0, count: buckets.count))
         for (index, bound) in histogram.buckets.enumerated() where value <= bound { histogram.counts[index] += 1 }
         histogram.sum += value
         histogram.count += 1
@@ -75,6 +81,14 @@ public final class Metrics: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return Int(counters.filter { $0.key.name == name }.values.reduce(0, +))
+    }
+
+    /// How many values a histogram holds and their sum, over all its label sets.
+    public func observations(_ name: String) -> (count: Int, sum: Double) {
+        lock.lock()
+        defer { lock.unlock() }
+        let matching = histograms.filter { $0.key.name == name }.values
+        return (matching.reduce(0) { $0 + $1.count }, matching.reduce(0) { $0 + $1.sum })
     }
 
     /// The exposition: every counter and histogram, plus `gauges` computed at scrape time.

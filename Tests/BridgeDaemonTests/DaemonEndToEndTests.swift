@@ -166,6 +166,134 @@ struct DaemonEndToEndTests {
         }
     }
 
+    // MARK: Group commit
+
+    /// Holds the database's write lock from another connection while `body` runs, so the daemon's
+    /// commit under way waits (within its busy timeout) and everything arriving meanwhile queues.
+    static func withWriteLockHeld<T: Sendable>(
+        path: String, _ body: () async throws -> T
+    ) async throws -> T {
+        let blocker = try await offPool { () -> SQLiteConnectionBox in
+            let connection = try SQLiteConnection(path: path)
+            try connection.execute("BEGIN EXCLUSIVE")
+            return SQLiteConnectionBox(connection)
+        }
+        do {
+            let result = try await body()
+            try await offPool { try blocker.connection.execute("ROLLBACK") }
+            return result
+        } catch {
+            try? await offPool { try blocker.connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    typealias Answers = Task<[HTTPTestClient.Response], any Error>
+
+    /// Sends deliveries at once, each on its own thread; the answers in the order given.
+    static func deliverConcurrently(
+        _ daemon: RunningDaemon, _ deliveries: [(id: String, body: Data)]
+    ) -> Answers {
+        Task {
+            try await withThrowingTaskGroup(of: (Int, HTTPTestClient.Response).self) { group in
+                for (index, delivery) in deliveries.enumerated() {
+                    group.addTask {
+                        (index, try await daemon.deliver(event: "workflow_run", id: delivery.id, body: delivery.body))
+                    }
+                }
+                var answers: [Int: HTTPTestClient.Response] = [:]
+                for try await (index, response) in group { answers[index] = response }
+                return deliveries.indices.map { answers[$0]! }
+            }
+        }
+    }
+
+    static func requested(_ runID: Int, repository: String = "acme/widgets") -> Data {
+        var script = RunScript(runID: runID)
+        script.repository = Repository(fullName: repository, htmlURL: "https://github.com/\(repository)")
+        return GitHubPayload.body(script.run("requested", at: 0))
+    }
+
+    @Test("deliveries arriving during a commit share the next transaction, each answered after it commits")
+    func groupCommit() async throws {
+        try await withDaemon { daemon in
+            let service = daemon.daemon.service
+            #expect(try await daemon.request(method: "GET", target: "/readyz").status == 200)
+            let before = daemon.daemon.counters.observations("ingest_batch_size")
+            let (first, rest) = try await Self.withWriteLockHeld(path: daemon.databasePath) {
+                () async throws -> (Answers, Answers) in
+                // The first delivery's transaction waits for the lock...
+                let first = Self.deliverConcurrently(daemon, [("group-0", Self.requested(700))])
+                #expect(try await eventually { service.deliveriesWaiting == 1 })
+                // ...while eleven more gather behind it; none is answered while nothing commits.
+                let rest = Self.deliverConcurrently(
+                    daemon, (1...11).map { ("group-\($0)", Self.requested(700 + $0)) })
+                #expect(try await eventually { service.deliveriesWaiting == 12 })
+                #expect(
+                    try await daemon.read {
+                        try $0.connection.queryOne("SELECT count(*) FROM deliveries") { $0.int(0) }
+                    } == 0)
+                return (first, rest)
+            }
+            let answers = try await first.value + rest.value
+            #expect(answers.map(\.status) == Array(repeating: 202, count: 12))
+            let after = daemon.daemon.counters.observations("ingest_batch_size")
+            // Two transactions: the one that waited for the lock, then the eleven together.
+            #expect(after.count - before.count == 2)
+            #expect(after.sum - before.sum == 12)
+            #expect(
+                try await daemon.read {
+                    try $0.connection.queryOne("SELECT count(*) FROM deliveries WHERE outcome = 'applied'") {
+                        $0.int(0)
+                    }
+                } == 12)
+            #expect(try await daemon.read { try $0.listRuns().count } == 12)
+            #expect(service.deliveriesWaiting == 0)
+        }
+    }
+
+    @Test("a delivery the store refuses inside a group is 503 alone; the rest of its group commits")
+    func groupCommitIsolatesFailure() async throws {
+        try await withDaemon { daemon in
+            let path = daemon.databasePath
+            let service = daemon.daemon.service
+            try await offPool {
+                try SQLiteConnection(path: path).execute(
+                    """
+                    CREATE TRIGGER refuse_doomed BEFORE INSERT ON deliveries WHEN NEW.id LIKE 'doomed-%'
+                    BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END
+                    """)
+            }
+            #expect(try await daemon.request(method: "GET", target: "/readyz").status == 200)
+            let group: [(id: String, body: Data)] = [
+                ("healthy-1", Self.requested(801)), ("doomed-1", Self.requested(802, repository: "acme/doomed")),
+                ("healthy-2", Self.requested(803)), ("healthy-3", Self.requested(804)),
+            ]
+            let (first, rest) = try await Self.withWriteLockHeld(path: path) { () async throws -> (Answers, Answers) in
+                let first = Self.deliverConcurrently(daemon, [("healthy-0", Self.requested(800))])
+                #expect(try await eventually { service.deliveriesWaiting == 1 })
+                let rest = Self.deliverConcurrently(daemon, group)
+                #expect(try await eventually { service.deliveriesWaiting == 5 })
+                return (first, rest)
+            }
+            #expect(try await first.value.map(\.status) == [202])
+            let answers = try await rest.value
+            #expect(answers.map(\.status) == [202, 503, 202, 202])
+            #expect(answers[1].json?["error"] == "store_unavailable")
+            #expect(daemon.log.entries(containing: "committing each alone").count == 1)
+            #expect(daemon.log.entries.contains { $0["level"] == "error" && $0["github.delivery"] == "doomed-1" })
+            let (stored, repositories) = try await daemon.read { database in
+                (
+                    try database.connection.query("SELECT id FROM deliveries ORDER BY id") { $0.string(0) ?? "" },
+                    Set(try database.listRuns().map(\.key.repository))
+                )
+            }
+            #expect(stored == ["healthy-0", "healthy-1", "healthy-2", "healthy-3"])
+            // The doomed run was applied in memory before its group failed; the reload forgot it.
+            #expect(repositories == ["acme/widgets"])
+        }
+    }
+
     @Test("a commit that fails mid-transaction is 503 and leaves the engine as it was")
     func failedCommitRollsBack() async throws {
         try await withDaemon { daemon in

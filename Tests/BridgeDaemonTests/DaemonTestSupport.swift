@@ -509,3 +509,12 @@ struct TestFailure: Error, CustomStringConvertible {
 func deliveryID(_ label: String = "d") -> String {
     "\(label)-\(UUID().uuidString.lowercased())"
 }
+
+/// Carries a connection between the threads `offPool` runs on; one of them uses it at a time.
+final class SQLiteConnectionBox: @unchecked Sendable {
+    let connection: SQLiteConnection
+
+    init(_ connection: SQLiteConnection) {
+        self.connection = connection
+    }
+}
