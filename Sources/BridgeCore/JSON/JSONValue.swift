@@ -114,62 +114,54 @@ extension JSONValue {
 
     /// Compact JSON with object keys sorted, so the same value always prints the same bytes:
     /// golden files and `render` output depend on it.
+    ///
+    /// Written into a byte buffer (runs of plain text copied at once) and made a `String` once:
+    /// this runs for every card on every delivery, and appending to a `String` scalar by scalar
+    /// was a large share of that cost. The bytes are the ones the `String` version wrote: the
+    /// same escapes (`JSONByteBuffer.appendString`), integers as digits, other finite numbers as
+    /// their `description`, non-finite ones as `null`.
     public var canonicalString: String {
-        var output = ""
+        var output = JSONByteBuffer(capacity: 512)
         write(to: &output)
-        return output
+        return output.string
     }
 
-    public var canonicalData: Data { Data(canonicalString.utf8) }
+    public var canonicalData: Data {
+        var output = JSONByteBuffer(capacity: 512)
+        write(to: &output)
+        return output.data
+    }
 
-    private func write(to output: inout String) {
+    private func write(to output: inout JSONByteBuffer) {
         switch self {
-        case .null: output += "null"
-        case .bool(let flag): output += flag ? "true" : "false"
+        case .null: output.appendASCII("null")
+        case .bool(let flag): output.appendASCII(flag ? "true" : "false")
         case .number(let number):
             if let integer = intValue {
-                output += String(integer)
+                output.appendInteger(integer)
             } else if number.isFinite {
-                output += "\(number)"
+                output.appendRaw(number.description)
             } else {
                 // JSON has no NaN or infinity; the validator rejects any content that would carry one.
-                output += "null"
+                output.appendASCII("null")
             }
-        case .string(let text): Self.writeString(text, to: &output)
+        case .string(let text): output.appendString(text)
         case .array(let elements):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, element) in elements.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(JSONByteBuffer.comma) }
                 element.write(to: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { output += "," }
-                Self.writeString(key, to: &output)
-                output += ":"
-                // The key was just read from `members`, so the lookup cannot miss.
-                members[key]!.write(to: &output)
+            output.append(UInt8(ascii: "{"))
+            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { output.append(JSONByteBuffer.comma) }
+                output.appendString(member.key)
+                output.append(JSONByteBuffer.colon)
+                member.value.write(to: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
-    }
-
-    private static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case let control where control.value < 0x20:
-                output += String(format: "\\u%04x", control.value)
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
     }
 }

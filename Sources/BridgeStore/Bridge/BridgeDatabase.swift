@@ -7,11 +7,9 @@ import Foundation
 public final class BridgeDatabase {
     public let connection: SQLiteConnection
     public let path: String
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
+    /// Writes the JSON columns (run state, session, progress floor, dispatch gate) on every
+    /// delivery; `JSONEncoder` was most of the store's CPU. Read back with `JSONDecoder`.
+    private let encoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
     /// Opens (creating and migrating when `readOnly` is false) the database at `path`.
@@ -275,7 +273,7 @@ public final class BridgeDatabase {
     // MARK: Encoding
 
     func json<T: Encodable>(_ value: T) throws -> String {
-        String(decoding: try encoder.encode(value), as: UTF8.self)
+        try encoder.encodeToString(value)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
