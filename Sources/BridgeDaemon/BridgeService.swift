@@ -24,10 +24,14 @@ public actor BridgeService {
 
     public let metrics: Metrics
 
+    /// Checkpoints the WAL on its own thread; its progress is exported with the gauges.
+    private let checkpointer: WALCheckpointer?
+
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
-        metrics: Metrics = Metrics()
+        metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil
     ) {
+        self.checkpointer = checkpointer
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
         self.metrics = metrics
         self.database = database
@@ -88,14 +92,14 @@ public actor BridgeService {
             }
             metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
             if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
+            // Counted per kind, once per group: a labelled series costs a lookup under a lock.
+            var counts: [[String]: Int] = [:]
             for (delivery, result) in zip(deliveries, results) {
-                metrics.add(
-                    "deliveries_total",
-                    labels: [
-                        "event": delivery.event,
-                        "outcome": result.body["status"]?.stringValue ?? result.body["error"]?.stringValue
-                            ?? "unknown",
-                    ])
+                let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
+                counts[[delivery.event, outcome], default: 0] += 1
+            }
+            for (kind, count) in counts {
+                metrics.add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
             }
             return results
         } catch {
@@ -391,6 +395,7 @@ public actor BridgeService {
         let running = engine.runs.values.filter { $0.completion == nil }.count
         let live = engine.sessions.values.filter { $0.phase != .ended }.count
         let breaker = engine.gate.breaker.state
+        let wal = checkpointer?.snapshot()
         var size = 0.0
         for suffix in ["", "-wal"] {
             let attributes = try? FileManager.default.attributesOfItem(atPath: database.path + suffix)
@@ -410,6 +415,10 @@ public actor BridgeService {
                 engine.gate.blockedUntil(at: now) == nil ? 0 : 1
             ),
             ("database_bytes", "Size of the database file and its WAL.", [:], size),
+            (
+                "wal_frames_not_checkpointed", "WAL frames not yet copied into the database file by the checkpointer.",
+                [:], wal.map { Double(max(0, $0.walFrames - $0.walFramesCheckpointed)) } ?? 0
+            ),
             (
                 "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],
                 Double(deliveriesWaiting)

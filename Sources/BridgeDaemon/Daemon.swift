@@ -14,6 +14,7 @@ public final class Daemon: @unchecked Sendable {
     public let logger: Logger
     public let counters = Metrics()
     public let service: BridgeService
+    private let checkpointer: WALCheckpointer
     private let server: HTTPServer
     private let adminServer: HTTPServer
     private var tasks: [Task<Void, Never>] = []
@@ -28,10 +29,16 @@ public final class Daemon: @unchecked Sendable {
             at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         let database = try BridgeDatabase(path: configuration.database)
+        // Checkpoints copy the WAL into the database file and sync it: on their own thread, so a
+        // delivery's commit never waits for one.
+        checkpointer = try database.startCheckpointer { message in
+            logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
+        }
         let now = Date().timeIntervalSince1970
         let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
         service = BridgeService(
-            database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters)
+            database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
+            checkpointer: checkpointer)
         let ingress = WebhookIngress(
             secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
         var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
@@ -129,6 +136,8 @@ public final class Daemon: @unchecked Sendable {
         if finished.wait(timeout: .now() + deadline) == .timedOut {
             logger.warning("background work did not finish before the shutdown deadline", [:])
         }
+        // Last: a final checkpoint leaves a small WAL behind.
+        checkpointer.stop()
         logger.notice("stopped", [:])
     }
 

@@ -271,6 +271,48 @@ func permissions(of path: String) throws -> Int {
         #expect(error?.code == 8)  // SQLITE_READONLY
     }
 
+    /// Carries a connection to the thread that holds its lock.
+    private final class LockHolder: @unchecked Sendable {
+        let connection: SQLiteConnection
+        let taken = DispatchSemaphore(value: 0)
+        init(_ connection: SQLiteConnection) { self.connection = connection }
+    }
+
+    @Test func fineLockPollingWaitsOutABriefLockAndCommits() throws {
+        let writer = try SQLiteConnection(path: path)
+        try writer.execute("CREATE TABLE t (x INTEGER)")
+        try writer.pollForLocksFinely()
+        let holder = LockHolder(try SQLiteConnection(path: path))
+        let released = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? holder.connection.execute("BEGIN EXCLUSIVE")
+            holder.taken.signal()
+            usleep(50_000)
+            try? holder.connection.execute("INSERT INTO t VALUES (1); COMMIT")
+            released.signal()
+        }
+        #expect(holder.taken.wait(timeout: .now() + 10) == .success)
+        // Busy at first; the handler retries until the other connection commits.
+        try writer.run("INSERT INTO t VALUES (2)")
+        #expect(released.wait(timeout: .now() + 10) == .success)
+        #expect(try writer.query("SELECT x FROM t ORDER BY x") { $0.int(0) } == [1, 2])
+    }
+
+    @Test func fineLockPollingStillGivesUpAfterTheBusyTimeout() throws {
+        let writer = try SQLiteConnection(path: path)
+        try writer.execute("CREATE TABLE t (x INTEGER)")
+        try writer.pollForLocksFinely()
+        let blocker = try SQLiteConnection(path: path)
+        try blocker.execute("BEGIN EXCLUSIVE")
+        defer { try? blocker.execute("ROLLBACK") }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: SQLiteError.self) { try writer.run("INSERT INTO t VALUES (1)") }
+        #expect(error?.code == 5)  // SQLITE_BUSY
+        // It waited about the busy timeout (5 s), not forever and not at once.
+        #expect(clock.now - start >= .milliseconds(Int(SQLiteConnection.busyTimeoutMilliseconds) - 100))
+    }
+
     @Test func readOnlyConnectionOpensAfterTheWriterClosed() throws {
         let writer = try SQLiteConnection(path: path)
         try writer.execute("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7);")

@@ -27,6 +27,33 @@ public final class BridgeDatabase {
         }
     }
 
+    /// Moves WAL checkpoints off this connection: starts a `WALCheckpointer` on the same file (its own connection
+    /// and thread), then turns this connection's automatic checkpoints off and sets its `journal_size_limit` to
+    /// `configuration.walSizeLimit`, so a WAL the checkpointer started over shrinks back on disk at the next
+    /// commit. For the daemon's writer; call `stop()` on the result before closing this database.
+    ///
+    /// Throws, leaving automatic checkpoints on, when the database is read-only or the checkpointer's connection
+    /// cannot be opened.
+    public func startCheckpointer(
+        _ configuration: WALCheckpointer.Configuration = .init(),
+        onError: @escaping @Sendable (String) -> Void
+    ) throws(SQLiteError) -> WALCheckpointer {
+        guard connection.mode == .readWrite else {
+            throw .misuse("cannot checkpoint '\(path)' from a read-only connection")
+        }
+        let checkpointer = try WALCheckpointer(path: path, configuration: configuration, onError: onError)
+        do {
+            try connection.execute("PRAGMA journal_size_limit = \(configuration.walSizeLimit)")
+            try connection.disableAutomaticCheckpoints()
+            // The checkpointer's restarts hold the write lock for milliseconds; wait for them finely.
+            try connection.pollForLocksFinely()
+        } catch {
+            checkpointer.stop()
+            throw error
+        }
+        return checkpointer
+    }
+
     // MARK: Ingest
 
     /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).

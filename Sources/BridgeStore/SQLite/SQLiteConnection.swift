@@ -18,6 +18,8 @@ import CSQLite
 /// to five seconds for a lock held by another connection before failing with `SQLITE_BUSY`. In WAL mode
 /// readers never block the writer and the writer never blocks readers, so a read-only connection in
 /// another process (the CLI, the status page) sees the last committed state while the daemon writes.
+/// SQLite checkpoints the WAL into the database file inside whichever commit leaves it at 1000 pages or more;
+/// a writer that must not pay for that hands it to a `WALCheckpointer` (`disableAutomaticCheckpoints()`).
 ///
 /// File modes: a database file this initialiser creates is `0600`. SQLite's unix VFS gives the `-wal`
 /// and `-shm` files it creates the same permission bits as the database file (it reads them with
@@ -202,6 +204,87 @@ public final class SQLiteConnection {
         guard let db else { return 0 }
         return sqlite3_last_insert_rowid(db)
     }
+
+    // MARK: - WAL checkpoints
+
+    /// How a checkpoint treats the other connections (`SQLITE_CHECKPOINT_*`).
+    public enum CheckpointMode: Sendable {
+        /// Copies as many frames as it can without waiting for the writer or any reader.
+        case passive
+        /// Waits (busy handler) for the write lock and for readers of older snapshots, then copies every frame.
+        case full
+        /// `full`, then waits (busy handler) until no reader uses the WAL, so the next write starts it over.
+        case restart
+        /// `restart`, then truncates the WAL file to zero bytes.
+        case truncate
+    }
+
+    /// What one checkpoint reported.
+    public struct CheckpointResult: Sendable, Equatable {
+        /// False when SQLite answered `SQLITE_BUSY`: another connection was checkpointing (nothing ran), or a
+        /// `full`, `restart` or `truncate` checkpoint did not get the write lock or outwait the readers in time
+        /// (it then copied what a passive one could).
+        public var completed: Bool
+        /// Frames in the WAL; `nil` when nothing ran or the database is not in WAL mode.
+        public var walFrames: Int?
+        /// Frames of the WAL now copied into the database file; `nil` as for `walFrames`.
+        public var checkpointedFrames: Int?
+
+        public init(completed: Bool, walFrames: Int?, checkpointedFrames: Int?) {
+            self.completed = completed
+            self.walFrames = walFrames
+            self.checkpointedFrames = checkpointedFrames
+        }
+    }
+
+    /// Runs one checkpoint of the main database (`sqlite3_wal_checkpoint_v2`). `SQLITE_BUSY` is an answer, not
+    /// an error (see `CheckpointResult.completed`); anything else throws. The non-passive modes wait through
+    /// this connection's busy handler, holding the write lock while they wait for readers.
+    public func checkpoint(_ mode: CheckpointMode) throws(SQLiteError) -> CheckpointResult {
+        let db = try openHandle(nil)
+        var walFrames: Int32 = -1
+        var checkpointedFrames: Int32 = -1
+        let result = sqlite3_wal_checkpoint_v2(db, nil, mode.code, &walFrames, &checkpointedFrames)
+        guard result == SQLITE_OK || result == SQLITE_BUSY else {
+            var error = SQLiteError(result: result, db: db, sql: nil)
+            error.message = "\(mode) checkpoint of '\(path)' failed: \(error.message)"
+            throw error
+        }
+        return CheckpointResult(
+            completed: result == SQLITE_OK,
+            walFrames: walFrames < 0 ? nil : Int(walFrames),
+            checkpointedFrames: checkpointedFrames < 0 ? nil : Int(checkpointedFrames)
+        )
+    }
+
+    /// Turns off SQLite's automatic checkpoint on this connection (`sqlite3_wal_autocheckpoint(db, 0)`).
+    ///
+    /// By default a commit that leaves the WAL at 1000 pages or more runs a passive checkpoint before it returns,
+    /// on the committing thread: it copies the WAL into the database file and syncs it. With this off, the WAL
+    /// grows until some connection checkpoints it: pair it with a `WALCheckpointer`. Affects this connection
+    /// only; other connections keep their own setting.
+    public func disableAutomaticCheckpoints() throws(SQLiteError) {
+        let db = try openHandle(nil)
+        let result = sqlite3_wal_autocheckpoint(db, 0)
+        guard result == SQLITE_OK else { throw SQLiteError(result: result, db: db, sql: nil) }
+    }
+
+    /// Waits for a lock in short polls instead of SQLite's busy timeout, with the same total wait
+    /// (`busyTimeoutMilliseconds`).
+    ///
+    /// SQLite's own handler sleeps 1, 2, 5, 10, 15, 20… ms between tries, so a writer that finds
+    /// the lock held for 2 ms (a checkpointer starting the WAL over) waits 3 ms or more, and one that
+    /// finds it held for 12 ms waits 18. This one polls every 0.2 ms for the first 20 ms, then every
+    /// 2 ms: for the daemon's writer, whose every wait delays webhook answers.
+    public func pollForLocksFinely() throws(SQLiteError) {
+        let db = try openHandle(nil)
+        let result = sqlite3_busy_handler(db, finePollingBusyHandler, nil)
+        guard result == SQLITE_OK else { throw SQLiteError(result: result, db: db, sql: nil) }
+    }
+
+    /// The `sqlite3 *` handle, for the few calls this wrapper does not cover (a checkpointer's busy handler).
+    /// Same rules as the connection: only its owner may use it, and never past `close()`.
+    var unsafeHandle: OpaquePointer? { db }
 
     /// Finalizes cached statements and closes the database. Idempotent; an open transaction is rolled
     /// back. Any later call on this connection fails with `SQLITE_MISUSE`.
@@ -429,6 +512,17 @@ extension SQLiteConnection {
     }
 }
 
+extension SQLiteConnection.CheckpointMode {
+    fileprivate var code: Int32 {
+        switch self {
+        case .passive: SQLITE_CHECKPOINT_PASSIVE
+        case .full: SQLITE_CHECKPOINT_FULL
+        case .restart: SQLITE_CHECKPOINT_RESTART
+        case .truncate: SQLITE_CHECKPOINT_TRUNCATE
+        }
+    }
+}
+
 extension SQLiteConnection.OpenMode {
     fileprivate var phrase: String {
         switch self {
@@ -441,4 +535,18 @@ extension SQLiteConnection.OpenMode {
 /// `close(2)`, out of reach of `SQLiteConnection.close()` which shadows it inside the class.
 private func closeFileDescriptor(_ descriptor: Int32) {
     _ = close(descriptor)
+}
+
+/// The busy handler of `pollForLocksFinely`: `count` is how many times SQLite has called it for
+/// this wait. 100 polls of 0.2 ms, then 2 ms polls until the busy timeout's total is spent.
+private func finePollingBusyHandler(_ context: UnsafeMutableRawPointer?, _ count: Int32) -> Int32 {
+    let finePolls: Int32 = 100
+    if count < finePolls {
+        usleep(200)
+        return 1
+    }
+    let coarsePolls = (SQLiteConnection.busyTimeoutMilliseconds - 20) / 2
+    guard count < finePolls + coarsePolls else { return 0 }
+    usleep(2_000)
+    return 1
 }

@@ -1,0 +1,466 @@
+import CSQLite
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Checkpoints a WAL-mode database from a thread of its own, so the writer's commits never pay for it.
+///
+/// By default SQLite checkpoints inside the commit that takes the WAL past 1000 pages: the committing thread
+/// copies the WAL into the database file and syncs it, and that commit is slow. With the writer's automatic
+/// checkpoints off (`SQLiteConnection.disableAutomaticCheckpoints()`, or `BridgeDatabase.startCheckpointer`),
+/// this checkpointer does the work instead, on its own read-write connection to the same file and its own
+/// thread (not Swift's cooperative pool: checkpoints block on file I/O and fsync):
+///
+/// - Every `interval`, or at once when `poke()`d, a **passive** checkpoint. It takes no lock the writer needs and
+///   waits for no one: it copies the frames no reader still needs, and the writer goes on committing meanwhile.
+/// - A writer that commits continuously never finds the WAL fully copied at the start of a transaction, which is
+///   when SQLite would start the WAL over, so passive checkpoints alone let it grow without end. Once it holds
+///   more than `walSizeLimit` bytes and a passive checkpoint copied all of it (so no reader pins an old
+///   snapshot), a **restart** checkpoint takes the write lock to copy the last few frames and make the next
+///   commit start the WAL over. It may wait `restartBusyTimeout` in all for the lock and for readers; if that is
+///   not enough SQLite falls back to a passive checkpoint, and the next round comes sooner than the interval
+///   (after `restartBusyTimeout`, then twice that, and so on). While it holds the
+///   lock the writer waits: for the last frames' copy, two fsyncs and at most `restartBusyTimeout` of reader
+///   waiting, once per `walSizeLimit` bytes written, instead of a checkpoint every 1000 pages.
+/// - `stop()` ends the loop, then runs one **truncate** checkpoint (waiting up to `finalBusyTimeout`), so a
+///   daemon that stops cleanly leaves an empty WAL.
+///
+/// Failures never stop the loop: each is passed to `onError` (the same failure again only after a success in
+/// between) and counted, and the next round tries again. `SQLITE_BUSY` is no failure: a passive checkpoint gets
+/// it when another connection is checkpointing, a restart one when it could not get the write lock or outwait
+/// the readers; both are counted in `Snapshot.busy`.
+///
+/// The checkpointer's connection lives and dies on its thread; the methods here only touch the lock-protected
+/// `Shared` state, so any thread or actor may call them.
+public final class WALCheckpointer: Sendable {
+    /// How often and how hard to checkpoint.
+    public struct Configuration: Sendable, Equatable {
+        /// How long the thread sleeps between passive checkpoints, unless poked.
+        public var interval: Duration
+        /// The WAL size, in bytes, above which a restart checkpoint starts the WAL over. `BridgeDatabase` also
+        /// makes it the writer's `journal_size_limit`, so the file on disk shrinks back to it.
+        public var walSizeLimit: Int
+        /// How long a restart checkpoint may wait, in all, for the write lock and for readers. Part of it may be
+        /// spent holding the write lock, so the writer can wait this long too.
+        public var restartBusyTimeout: Duration
+        /// How long the truncate checkpoint `stop()` runs may wait for the write lock and readers.
+        public var finalBusyTimeout: Duration
+
+        public init(
+            interval: Duration = .milliseconds(250),
+            walSizeLimit: Int = 64 << 20,
+            restartBusyTimeout: Duration = .milliseconds(10),
+            finalBusyTimeout: Duration = .seconds(2)
+        ) {
+            self.interval = interval
+            self.walSizeLimit = walSizeLimit
+            self.restartBusyTimeout = restartBusyTimeout
+            self.finalBusyTimeout = finalBusyTimeout
+        }
+    }
+
+    /// Counters for metrics. Every count starts at zero when the checkpointer starts.
+    public struct Snapshot: Sendable, Equatable {
+        /// Checkpoints that ran (completed, or did what a passive one could).
+        public var checkpoints = 0
+        /// Frames copied into the database file, worked out from the WAL positions SQLite reports after each
+        /// checkpoint and the WAL header's salts, which tell a WAL started over since the last one.
+        public var framesCheckpointed = 0
+        /// Frames in the WAL after the last checkpoint.
+        public var walFrames = 0
+        /// Frames of those already copied into the database file.
+        public var walFramesCheckpointed = 0
+        /// Restart (and the final truncate) checkpoints that completed: the WAL starts over on the next commit.
+        public var restarts = 0
+        /// Checkpoints SQLite answered `SQLITE_BUSY` (normal, see the type's documentation).
+        public var busy = 0
+        /// Checkpoints that failed otherwise; each was reported through `onError`.
+        public var errors = 0
+        /// The database page size; a WAL frame is this plus a 24-byte header.
+        public var pageSize = 0
+
+        /// The size of `walFrames` frames plus the WAL header, in bytes.
+        public var walBytes: Int { walFrames == 0 ? 0 : 32 + walFrames * (pageSize + 24) }
+
+        public init() {}
+    }
+
+    /// The database file checkpointed.
+    public let path: String
+    public let configuration: Configuration
+    private let shared: Shared
+
+    /// Opens a read-write connection to the existing WAL-mode database at `path` and starts checkpointing it on
+    /// a new thread. Throws when the connection cannot be opened (nothing is left running then). `onError` is
+    /// called on the checkpointer's thread; it should only log or count.
+    public init(
+        path: String, configuration: Configuration = .init(), onError: @escaping @Sendable (String) -> Void
+    ) throws(SQLiteError) {
+        self.path = path
+        self.configuration = configuration
+        shared = Shared()
+        let worker = Worker(path: path, configuration: configuration, shared: shared, onError: onError)
+        let thread = Thread { worker.run() }
+        thread.name = "wal-checkpointer"
+        shared.start(thread)
+        if let error = shared.waitUntilOpened() {
+            shared.exited.wait()
+            throw error
+        }
+    }
+
+    /// Stops the thread if `stop()` was not called (blocking, like `stop()`).
+    deinit {
+        stop()
+    }
+
+    /// Asks for a passive checkpoint now rather than at the end of the current interval. Cheap; pokes that
+    /// arrive while one is pending are merged. Does nothing once stopped.
+    public func poke() {
+        shared.poke()
+    }
+
+    /// Stops the loop, waits for the checkpoint in progress, runs the final truncate checkpoint, closes the
+    /// connection and returns once the thread has exited. Later calls return at once. Called from `onError`
+    /// (on the checkpointer's own thread) it only asks the loop to stop.
+    public func stop() {
+        shared.requestStop()
+        if shared.isCurrentThread { return }
+        shared.exited.wait()
+    }
+
+    /// The counters as of the last checkpoint.
+    public func snapshot() -> Snapshot {
+        shared.snapshot()
+    }
+}
+
+// MARK: - Shared state
+
+extension WALCheckpointer {
+    /// What the checkpointer's thread and its callers share.
+    ///
+    /// `@unchecked Sendable` because every mutable property is read and written only while holding `lock`
+    /// (`NSLock`, so `Synchronization.Mutex` and its newer platform requirement are not needed), and the
+    /// semaphores and the group are thread-safe by themselves.
+    fileprivate final class Shared: @unchecked Sendable {
+        private let lock = NSLock()
+        /// Signalled by `poke()` and `requestStop()`; the thread sleeps on it between checkpoints.
+        private let wakeUp = DispatchSemaphore(value: 0)
+        /// Signalled once the thread opened its connection, or failed to.
+        private let opened = DispatchSemaphore(value: 0)
+        /// Entered before the thread starts, left as its very last act: waiting on it joins the thread.
+        let exited = DispatchGroup()
+
+        private var thread: Thread?
+        private var openError: SQLiteError?
+        private var poked = false
+        private var stopRequested = false
+        private var counters = Snapshot()
+        /// The WAL position (frames, frames checkpointed) the last checkpoint reported, and the WAL generation it
+        /// belongs to, to count copied frames.
+        private var position: (log: Int, checkpointed: Int, generation: [UInt8]?) = (0, 0, nil)
+        /// The failure last passed to `onError`, cleared by a success, so a persistent one is reported once.
+        private var lastReported: String?
+
+        func start(_ thread: Thread) {
+            exited.enter()
+            lock.withLock { self.thread = thread }
+            thread.start()
+        }
+
+        var isCurrentThread: Bool {
+            lock.withLock { thread.map { $0 === Thread.current } ?? false }
+        }
+
+        func finishOpening(pageSize: Int) {
+            lock.withLock { counters.pageSize = pageSize }
+            opened.signal()
+        }
+
+        func failOpening(_ error: SQLiteError) {
+            lock.withLock { openError = error }
+            opened.signal()
+        }
+
+        func waitUntilOpened() -> SQLiteError? {
+            opened.wait()
+            return lock.withLock { openError }
+        }
+
+        func poke() {
+            let signal = lock.withLock {
+                guard !poked, !stopRequested else { return false }
+                poked = true
+                return true
+            }
+            if signal { wakeUp.signal() }
+        }
+
+        func requestStop() {
+            let signal = lock.withLock {
+                guard !stopRequested else { return false }
+                stopRequested = true
+                return true
+            }
+            if signal { wakeUp.signal() }
+        }
+
+        /// Sleeps until poked, stopped or `timeout` passes; false once a stop was requested.
+        func waitForWork(timeout: Duration) -> Bool {
+            _ = wakeUp.wait(timeout: .now() + .nanoseconds(Int(clamping: timeout.clampedNanoseconds)))
+            return lock.withLock {
+                poked = false
+                return !stopRequested
+            }
+        }
+
+        func snapshot() -> Snapshot {
+            lock.withLock { counters }
+        }
+
+        /// Counts a checkpoint SQLite answered for the WAL `generation`; returns the frames it copied.
+        func record(
+            _ result: SQLiteConnection.CheckpointResult, mode: SQLiteConnection.CheckpointMode, generation: [UInt8]?
+        ) -> Int {
+            lock.withLock {
+                lastReported = nil
+                if !result.completed { counters.busy += 1 }
+                if result.completed && (mode == .restart || mode == .truncate) { counters.restarts += 1 }
+                guard let log = result.walFrames, let checkpointed = result.checkpointedFrames else { return 0 }
+                counters.checkpoints += 1
+                // Within one generation both positions only grow (either going back also tells a new one). In a
+                // new generation, every frame reported as copied was copied since the last checkpoint: the writer
+                // only starts the WAL over once every frame of the old one was copied.
+                let sameGeneration =
+                    generation == position.generation && log >= position.log
+                    && checkpointed >= position.checkpointed
+                let copied = sameGeneration ? checkpointed - position.checkpointed : checkpointed
+                counters.framesCheckpointed += copied
+                position = (log, checkpointed, generation)
+                counters.walFrames = log
+                counters.walFramesCheckpointed = checkpointed
+                return copied
+            }
+        }
+
+        /// Counts a failure; returns whether to report it (it differs from the last one reported).
+        func recordFailure(_ message: String) -> Bool {
+            lock.withLock {
+                counters.errors += 1
+                guard message != lastReported else { return false }
+                lastReported = message
+                return true
+            }
+        }
+    }
+}
+
+// MARK: - The thread
+
+extension WALCheckpointer {
+    /// The checkpointer thread's work. Its connection never leaves `run()`.
+    fileprivate struct Worker: Sendable {
+        let path: String
+        let configuration: Configuration
+        let shared: Shared
+        let onError: @Sendable (String) -> Void
+
+        func run() {
+            defer { shared.exited.leave() }
+            // The busy handler's deadline (monotonic nanoseconds): in the past except around a restart or the
+            // final truncate checkpoint, so nothing else this connection does ever waits for a lock.
+            let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+            deadline.initialize(to: 0)
+            defer { deadline.deallocate() }
+
+            let connection: SQLiteConnection
+            let frameBytes: Int
+            do {
+                (connection, frameBytes) = try openConnection(deadline: deadline)
+            } catch {
+                shared.failOpening(error)
+                return
+            }
+            defer { connection.close() }
+
+            // The WAL size at the last restart checkpoint that completed: until a commit starts the WAL over,
+            // another restart would only take the write lock again for nothing.
+            var restartedAt: Int?
+            // Restarts in a row that did not complete. A busy writer leaves the write lock free only between
+            // transactions and may not have within `restartBusyTimeout`, so the next try comes sooner than the
+            // interval: after `restartBusyTimeout`, then twice that, and so on up to the interval.
+            var failedRestarts = 0
+            var sleep = configuration.interval
+            while shared.waitForWork(timeout: sleep) {
+                switch round(connection, deadline: deadline, frameBytes: frameBytes, restartedAt: &restartedAt) {
+                case .busy:
+                    failedRestarts += 1
+                    let base = max(configuration.restartBusyTimeout, .milliseconds(1))
+                    sleep = min(configuration.interval, base * (1 << min(failedRestarts - 1, 20)))
+                case .completed, .notNeeded:
+                    failedRestarts = 0
+                    sleep = configuration.interval
+                }
+            }
+
+            deadline.pointee = monotonicDeadline(after: configuration.finalBusyTimeout)
+            if let final = checkpoint(connection, .truncate)?.result, !final.completed {
+                onError(
+                    "the WAL of '\(path)' was not truncated at stop: another connection still held the write lock, "
+                        + "a read snapshot or the checkpoint lock after \(configuration.finalBusyTimeout); "
+                        + "\(final.walFrames ?? 0) frame(s) left in it")
+            }
+            deadline.pointee = 0
+        }
+
+        /// Opens the checkpointer's connection; returns it with the size of one WAL frame in bytes.
+        private func openConnection(
+            deadline: UnsafeMutablePointer<UInt64>
+        ) throws(SQLiteError) -> (SQLiteConnection, frameBytes: Int) {
+            guard path != ":memory:", !path.isEmpty else {
+                throw .misuse("an in-memory database has no WAL for a checkpointer to checkpoint")
+            }
+            // A read-write open would create a missing file; a checkpointer has no business creating databases.
+            guard access(path, F_OK) == 0 else {
+                throw SQLiteError(
+                    code: SQLITE_CANTOPEN, message: "cannot checkpoint '\(path)': \(String(cString: strerror(errno)))")
+            }
+            let connection = try SQLiteConnection(path: path, mode: .readWrite)
+            try connection.disableAutomaticCheckpoints()
+            let pageSize: Int
+            do {
+                pageSize = try connection.queryOne("PRAGMA page_size") { $0.int(0) ?? 0 } ?? 0
+            } catch let error as SQLiteError {
+                throw error
+            } catch {
+                throw .misuse("reading the page size of '\(path)': \(error)")  // the row closure cannot throw
+            }
+            // Replaces the connection's five-second busy timeout, which would let a restart checkpoint hold the
+            // writer's lock that long while waiting for a reader.
+            if let db = connection.unsafeHandle {
+                sqlite3_busy_handler(db, checkpointerBusyHandler, UnsafeMutableRawPointer(deadline))
+            }
+            shared.finishOpening(pageSize: pageSize)
+            return (connection, pageSize + 24)
+        }
+
+        /// The WAL header's checkpoint sequence number and salts (bytes 12..<24 of the `-wal` file), which change
+        /// whenever the WAL starts over; `nil` while the file holds no header (missing, or truncated to zero). Read
+        /// right after a checkpoint: a writer starting the WAL over between the two could only do so in the few
+        /// microseconds after the checkpoint marked the last frame copied. SQLite takes no POSIX locks on the
+        /// `-wal` file, so opening and closing another descriptor on it cannot drop any of SQLite's locks.
+        private func walGeneration() -> [UInt8]? {
+            let descriptor = open(path + "-wal", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            defer { close(descriptor) }
+            var header = [UInt8](repeating: 0, count: 12)
+            let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, 12, 12) }
+            return count == 12 ? header : nil
+        }
+
+        /// Passive checkpoints that copied more frames than this are followed by another before a restart.
+        static let catchUpFrames = 256
+        /// At most this many such extra passive checkpoints per round.
+        static let catchUpCheckpoints = 4
+
+        /// What became of a round's restart.
+        enum Restart {
+            /// The WAL is within the limit, a reader pins part of it, or it was restarted already.
+            case notNeeded
+            case completed
+            /// SQLite answered `SQLITE_BUSY` (or the round failed): try again soon.
+            case busy
+        }
+
+        /// One round: a passive checkpoint, and a restart when the WAL has grown past the limit.
+        private func round(
+            _ connection: SQLiteConnection, deadline: UnsafeMutablePointer<UInt64>, frameBytes: Int,
+            restartedAt: inout Int?
+        ) -> Restart {
+            // Restart only a WAL that is too big and that passive checkpoints copy all of: frames left over mean a
+            // reader holds an older snapshot, and a restart would hold the write lock waiting for it in vain.
+            let limit = configuration.walSizeLimit
+            func restartable(_ result: SQLiteConnection.CheckpointResult) -> Bool {
+                guard let log = result.walFrames, log == result.checkpointedFrames else { return false }
+                return 32 + log * frameBytes > limit
+            }
+            guard var passive = checkpoint(connection, .passive), restartable(passive.result),
+                passive.result.walFrames != restartedAt
+            else { return .notNeeded }
+            // The restart copies what was committed since the last passive checkpoint, and syncs, while it holds
+            // the write lock. Each passive checkpoint copies what was committed during the one before, so under a
+            // busy writer a few more in a row shrink that to what a quick one leaves behind.
+            for _ in 0..<Self.catchUpCheckpoints where passive.copied > Self.catchUpFrames {
+                guard let next = checkpoint(connection, .passive), restartable(next.result) else { return .notNeeded }
+                passive = next
+            }
+            deadline.pointee = monotonicDeadline(after: configuration.restartBusyTimeout)
+            let restart = checkpoint(connection, .restart)
+            deadline.pointee = 0
+            guard let restart, restart.result.completed else { return .busy }
+            restartedAt = restart.result.walFrames
+            return .completed
+        }
+
+        /// Runs one checkpoint and counts it: what SQLite answered and how many frames it copied; `nil` when it
+        /// failed (reported and counted).
+        private func checkpoint(
+            _ connection: SQLiteConnection, _ mode: SQLiteConnection.CheckpointMode
+        ) -> (result: SQLiteConnection.CheckpointResult, copied: Int)? {
+            do {
+                let result = try connection.checkpoint(mode)
+                return (result, shared.record(result, mode: mode, generation: walGeneration()))
+            } catch {
+                let message = "WAL checkpointer: \(error)"
+                if shared.recordFailure(message) { onError(message) }
+                return nil
+            }
+        }
+    }
+}
+
+/// Monotonic nanoseconds (`DispatchTime`: `CLOCK_MONOTONIC` on Linux), unaffected by wall-clock changes.
+private func monotonicNanoseconds() -> UInt64 {
+    DispatchTime.now().uptimeNanoseconds
+}
+
+private func monotonicDeadline(after duration: Duration) -> UInt64 {
+    let (sum, overflow) = monotonicNanoseconds().addingReportingOverflow(duration.clampedNanoseconds)
+    return overflow ? .max : sum
+}
+
+/// The checkpointer connection's busy handler: retries a lock every 100 µs until the deadline `context` points
+/// to (monotonic nanoseconds). Polling finely matters for a restart checkpoint's write lock: a writer that
+/// commits back to back frees it only briefly between transactions, and SQLite's own handler sleeps 1, 2, 5,
+/// 10 ms... between tries. SQLite stops calling the handler for the rest of a checkpoint once it returns 0,
+/// so the deadline bounds the whole checkpoint's waiting, not each lock's.
+private func checkpointerBusyHandler(_ context: UnsafeMutableRawPointer?, _ attempts: Int32) -> Int32 {
+    guard let context else { return 0 }
+    let deadline = context.assumingMemoryBound(to: UInt64.self).pointee
+    guard monotonicNanoseconds() < deadline else { return 0 }
+    usleep(100)
+    return 1
+}
+
+extension Duration {
+    /// Whole nanoseconds; zero for a negative duration, `Int64.max` for an absurdly long one.
+    fileprivate var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? UInt64(Int64.max) : UInt64(whole) + UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}
+
+extension SQLiteError {
+    /// A `SQLITE_MISUSE` error this wrapper raises itself.
+    static func misuse(_ message: String) -> SQLiteError {
+        SQLiteError(code: SQLITE_MISUSE, message: message)
+    }
+}
