@@ -15,8 +15,10 @@ let package = Package(
         .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // zlib: the raw payloads the store keeps are deflated.
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         // SQLite: connection, migrations, the store actor.
-        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite"]),
+        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite", "CZlib"]),
         // libmicrohttpd (HTTP server) and libcrypto (HMAC-SHA256): module.modulemap + shim.h each.
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),

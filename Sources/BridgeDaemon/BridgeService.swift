@@ -152,7 +152,7 @@ public actor BridgeService {
         case .failure(let error):
             record.outcome = .rejected
             record.reason = error.description
-            try database.insert(record)
+            try database.insert(record, stored: delivery.storedPayload)
             logger.warning(
                 "rejected a malformed delivery", metadata.merging(["reason": .string(error.description)]) { $1 })
             return IngestResult(
@@ -166,7 +166,7 @@ public actor BridgeService {
         let outcome = engine.receive(event, at: delivery.receivedAt)
         switch outcome {
         case .applied(let key):
-            try database.insert(record)
+            try database.insert(record, stored: delivery.storedPayload)
             logger.debug(
                 "applied a delivery",
                 metadata.merging([
@@ -182,14 +182,14 @@ public actor BridgeService {
         case .ignored(let reason):
             record.outcome = .ignored
             record.reason = reason
-            try database.insert(record)
+            try database.insert(record, stored: delivery.storedPayload)
             logger.info("ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 })
             return IngestResult(
                 status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
         case .ping(let warning):
             record.outcome = .ignored
             record.reason = warning.map { "ping: \($0)" } ?? "ping"
-            try database.insert(record)
+            try database.insert(record, stored: delivery.storedPayload)
             if let warning {
                 logger.warning(
                     "the webhook is missing events the bridge needs",

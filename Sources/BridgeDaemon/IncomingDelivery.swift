@@ -1,11 +1,13 @@
 import BridgeCore
+import BridgeStore
 import Foundation
 
 /// A verified webhook request, as the ingress hands it to the service.
 ///
-/// It is decoded where it is built, on the HTTP thread that received it: decoding is pure and the
-/// most expensive step of a delivery, so doing it there spreads it over every core instead of
-/// adding it to the store's one serial queue (make bench, bench/README.md).
+/// It is decoded and its payload deflated where it is built, on the HTTP thread that received it:
+/// both are pure and among the most expensive steps of a delivery, so doing them there spreads
+/// them over every core instead of adding them to the store's one serial queue (make bench,
+/// bench/README.md).
 public struct IncomingDelivery: Sendable {
     /// `X-GitHub-Delivery`.
     public var id: String
@@ -18,6 +20,8 @@ public struct IncomingDelivery: Sendable {
     public var receivedAt: UnixTime
     /// The body decoded for `event`, or why it could not be.
     public var decoded: Result<WebhookEvent, WebhookDecodingError>
+    /// The body as the store keeps it (deflated when smaller).
+    public var storedPayload: PayloadCompression.Stored
 
     public init(id: String, event: String, hookID: String?, contentType: String?, body: Data, receivedAt: UnixTime) {
         self.id = id
@@ -29,6 +33,7 @@ public struct IncomingDelivery: Sendable {
         self.decoded = Result { () throws(WebhookDecodingError) in
             try WebhookDecoder.decode(event: event, body: body, contentType: contentType)
         }
+        self.storedPayload = PayloadCompression.stored(body)
     }
 }
 

@@ -278,4 +278,88 @@ struct BridgeDatabaseTests {
         #expect(try database.delivery(id: "d1")?.payloadBytes == 7)
         #expect(try database.delivery(id: "d3")?.payload == Data(#"{"n":3}"#.utf8))
     }
+
+    // MARK: Deflated payloads
+
+    /// A real-sized webhook body: the recorded job event's shape, repeated URLs and all.
+    private static func jobEventBody(_ index: Int) -> Data {
+        let steps = (0..<12).map { step in
+            #"{"name":"step \#(step)","status":"completed","conclusion":"success","number":\#(step),"#
+                + #""started_at":"2023-10-13T10:11:52Z","completed_at":"2023-10-13T10:12:10Z"}"#
+        }
+        let urls = (0..<40).map { #""url_\#($0)":"https://api.github.com/repos/acme/widgets/actions/x/\#($0)""# }
+        return Data(
+            (#"{"action":"completed","index":\#(index),"workflow_job":{"steps":["#
+                + steps.joined(separator: ",") + "]},\"repository\":{" + urls.joined(separator: ",") + "}}").utf8)
+    }
+
+    @Test("payloads are kept deflated when smaller and read back byte for byte")
+    func deflatedPayloads() throws {
+        let database = try BridgeDatabase(path: path)
+        let body = Self.jobEventBody(1)
+        var record = delivery("big", at: 1)
+        record.payload = body
+        record.payloadBytes = body.count
+        try database.insert(record)
+        // Random bytes do not deflate: kept as they are.
+        let noise = Data((0..<4_096).map { _ in UInt8.random(in: 0...255) })
+        record = delivery("noise", at: 2)
+        record.payload = noise
+        record.payloadBytes = noise.count
+        try database.insert(record)
+
+        let stored = try database.connection.query(
+            "SELECT id, payload_encoding, length(payload) FROM deliveries ORDER BY id"
+        ) { "\($0.string(0) ?? ""):\($0.string(1) ?? ""):\($0.int(2) ?? 0)" }
+        #expect(stored.count == 2)
+        let big = try #require(stored.first { $0.hasPrefix("big:") }).split(separator: ":")
+        #expect(big[1] == "deflate")
+        #expect(Int(big[2])! * 3 < body.count, "deflated to \(big[2]) of \(body.count) bytes")
+        #expect(stored.contains("noise:identity:4096"))
+        #expect(try database.delivery(id: "big")?.payload == body)
+        #expect(try database.delivery(id: "noise")?.payload == noise)
+        #expect(try database.listDeliveries(includePayload: true).map(\.payload).contains(body))
+        // Deflated on the HTTP thread and handed over: the same row.
+        let handed = PayloadCompression.stored(Self.jobEventBody(2))
+        record = delivery("handed", at: 3)
+        record.payload = Self.jobEventBody(2)
+        record.payloadBytes = record.payload!.count
+        try database.insert(record, stored: handed)
+        #expect(handed.encoding == .deflate)
+        #expect(try database.delivery(id: "handed")?.payload == Self.jobEventBody(2))
+    }
+
+    @Test("a deflated payload that no longer inflates to its size reads as nil, the row intact")
+    func damagedPayload() throws {
+        let database = try BridgeDatabase(path: path)
+        var record = delivery("damaged", at: 1)
+        record.payload = Self.jobEventBody(3)
+        record.payloadBytes = record.payload!.count
+        try database.insert(record)
+        try database.connection.run(
+            "UPDATE deliveries SET payload = substr(payload, 1, 20) WHERE id = ?", [.text("damaged")])
+        let row = try #require(try database.delivery(id: "damaged"))
+        #expect(row.payload == nil)
+        #expect(row.payloadBytes == Self.jobEventBody(3).count)
+        #expect(row.outcome == .applied)
+    }
+
+    @Test("payloads stored before deflating existed still read back after the migration")
+    func payloadsFromBeforeDeflating() throws {
+        let body = Self.jobEventBody(4)
+        do {
+            let old = try SQLiteConnection(path: path)
+            try MigrationRunner.migrate(old, Array(BridgeSchema.migrations.prefix(3)))
+            try old.run(
+                """
+                INSERT INTO deliveries (id, event, received_at, outcome, payload, payload_bytes)
+                VALUES ('old', 'workflow_job', 1, 'applied', ?, ?)
+                """, [.blob(body), .integer(Int64(body.count))])
+            old.close()
+        }
+        let database = try BridgeDatabase(path: path)
+        #expect(
+            try database.connection.queryOne("SELECT payload_encoding FROM deliveries") { $0.string(0) } == "identity")
+        #expect(try database.delivery(id: "old")?.payload == body)
+    }
 }

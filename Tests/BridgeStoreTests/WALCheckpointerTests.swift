@@ -354,8 +354,8 @@ struct WALCheckpointerTests {
             #expect(walFileSize() > 2 * limit)
             let pinned = checkpointer.snapshot()
             #expect(pinned.walFramesCheckpointed < pinned.walFrames || pinned.checkpoints == 0)
-            // No restart was tried (it would have counted as busy), so the writer never waited for the lock.
-            #expect(pinned.busy == 0)
+            // The WAL was not started over under the reader. (`busy` is not checked: a passive checkpoint
+            // meeting the writer's commit mid-way also counts as busy on a loaded machine.)
             #expect(pinned.restarts == 0)
             // The reader still sees its snapshot.
             #expect(try reader.queryOne("SELECT count(*) FROM deliveries") { $0.int(0) } == 10)

@@ -415,6 +415,9 @@ struct HTTPServerTests {
         // Both wait on the only polling thread, and yet it answers a third request at once.
         let quick = try RawHTTPClient.request(port: port, target: "/now")
         #expect(quick.status == 200)
+        // The quick request's state goes a moment after its answer; the two parked ones stay.
+        let deadline = Date().addingTimeInterval(5)
+        while server.requestsInFlight != 2 && Date() < deadline { usleep(5_000) }
         #expect(server.requestsInFlight == 2)
         // Answered out of order, from this thread; a second answer to the same request is ignored.
         held.responder("/later-2")?.respond(.json(202, ["which": 2]))

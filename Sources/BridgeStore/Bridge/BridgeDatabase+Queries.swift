@@ -94,7 +94,8 @@ extension BridgeDatabase {
     {
         var sql = """
             SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
-                content_type, \(includePayload ? "payload" : "NULL"), payload_bytes, duplicates FROM deliveries
+                content_type, \(includePayload ? "payload" : "NULL"), payload_bytes, duplicates, payload_encoding
+            FROM deliveries
             """
         var arguments: [SQLiteValue] = []
         if let run {
@@ -111,17 +112,24 @@ extension BridgeDatabase {
         try connection.queryOne(
             """
             SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
-                content_type, payload, payload_bytes, duplicates FROM deliveries WHERE id = ?
+                content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries WHERE id = ?
             """,
             [.text(id)], Self.deliveryRecord)
     }
 
+    /// A `deliveries` row (columns as the queries above select them), its payload inflated. A
+    /// payload that does not inflate to its recorded size (a damaged row) reads as nil.
     static func deliveryRecord(_ row: SQLiteRow) -> DeliveryRecord {
-        DeliveryRecord(
+        let size = row.int(12) ?? 0
+        let encoding = PayloadCompression.Encoding(rawValue: row.string(14) ?? "") ?? .identity
+        let payload = row.data(11).flatMap {
+            PayloadCompression.payload(PayloadCompression.Stored(encoding: encoding, bytes: $0), size: size)
+        }
+        return DeliveryRecord(
             id: row.string(0) ?? "", hookID: row.string(1), event: row.string(2) ?? "", action: row.string(3),
             receivedAt: row.double(4) ?? 0, repository: row.string(5), runID: row.int(6), runAttempt: row.int(7),
             outcome: DeliveryRecord.Outcome(rawValue: row.string(8) ?? "") ?? .rejected, reason: row.string(9),
-            contentType: row.string(10), payload: row.data(11), payloadBytes: row.int(12) ?? 0,
+            contentType: row.string(10), payload: payload, payloadBytes: size,
             duplicates: row.int(13) ?? 0)
     }
 }

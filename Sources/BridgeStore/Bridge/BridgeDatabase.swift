@@ -68,19 +68,23 @@ public final class BridgeDatabase {
             [.real(now), .text(id)])
     }
 
-    public func insert(_ delivery: DeliveryRecord) throws {
+    /// Records a delivery. Its payload is kept deflated when that is smaller: pass `stored` when
+    /// it was deflated already (on the HTTP thread), else it is deflated here.
+    public func insert(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws {
+        let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
         try connection.run(
             """
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                reason, content_type, payload, payload_bytes, duplicates)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
                 .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
-                .string(delivery.contentType), delivery.payload.map { .blob($0) } ?? .null,
+                .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
+                .text((payload?.encoding ?? .identity).rawValue),
             ])
     }
 

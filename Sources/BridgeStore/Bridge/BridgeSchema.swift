@@ -119,5 +119,11 @@ public enum BridgeSchema {
                     updated_at REAL NOT NULL
                 );
                 """),
+        Migration(
+            name: "keep raw payloads deflated",
+            sql: """
+                ALTER TABLE deliveries ADD COLUMN payload_encoding TEXT NOT NULL DEFAULT 'identity'
+                    CHECK (payload_encoding IN ('identity', 'deflate'));
+                """),
     ]
 }
