@@ -75,6 +75,9 @@ public final class Daemon: @unchecked Sendable {
                     try? await Task.sleep(for: .seconds(600))
                 }
             })
+        notifier.notify(
+            "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")")
+        // Keep-alives only after READY=1: the first message systemd gets is the readiness.
         if let interval = notifier.watchdogInterval {
             let notifier = notifier
             tasks.append(
@@ -85,8 +88,6 @@ public final class Daemon: @unchecked Sendable {
                     }
                 })
         }
-        notifier.notify(
-            "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")")
         logger.notice(
             "listening for GitHub webhooks",
             [
