@@ -138,9 +138,10 @@ public actor BridgeService {
             try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
             return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
         }
-        let metadata: [String: JSONValue] = [
-            "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
-        ]
+        // Built only for a line that is written.
+        var metadata: [String: JSONValue] {
+            ["github.delivery": .string(delivery.id), "github.event": .string(delivery.event)]
+        }
         var record = DeliveryRecord(
             id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
             receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil, outcome: .applied,
@@ -167,12 +168,15 @@ public actor BridgeService {
         switch outcome {
         case .applied(let key):
             try database.insert(record, stored: delivery.storedPayload)
-            logger.debug(
-                "applied a delivery",
-                metadata.merging([
-                    "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
-                    "run.attempt": .number(Double(key.attempt)),
-                ]) { $1 })
+            // Checked first: building the line's metadata costs more than the rest of the answer.
+            if logger.minimumLevel <= .debug {
+                logger.debug(
+                    "applied a delivery",
+                    metadata.merging([
+                        "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
+                        "run.attempt": .number(Double(key.attempt)),
+                    ]) { $1 })
+            }
             return IngestResult(
                 status: 202,
                 body: [

@@ -12,7 +12,16 @@ public final class Metrics: @unchecked Sendable {
 
         init(_ name: String, _ labels: [String: String]) {
             self.name = name
-            self.labels = labels.keys.sorted().map { "\($0)=\"\(Metrics.escape(labels[$0] ?? ""))\"" }
+            switch labels.count {
+            case 0:
+                self.labels = []
+            case 1:
+                // The common case (a status, a kind): no sort, no array of keys.
+                let (key, value) = labels.first!
+                self.labels = [key + "=\"" + Metrics.escape(value) + "\""]
+            default:
+                self.labels = labels.keys.sorted().map { $0 + "=\"" + Metrics.escape(labels[$0] ?? "") + "\"" }
+            }
         }
 
         var labelText: String { labels.isEmpty ? "" : "{" + labels.joined(separator: ",") + "}" }
@@ -137,8 +146,12 @@ public final class Metrics: @unchecked Sendable {
         value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : "\(value)"
     }
 
+    /// A label value as the exposition format wants it. Most values (statuses, event names) need
+    /// nothing, and this runs for every answer on the store's queue: check before rewriting.
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == 0x0A })
+        else { return text }
+        return text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 }

@@ -31,6 +31,23 @@ struct MetricsTests {
         )
     }
 
+    @Test("label values are escaped for the exposition format; several labels come out sorted")
+    func labelEscaping() {
+        let metrics = Metrics()
+        metrics.add("deliveries_total", labels: ["outcome": "plain"])
+        metrics.add("deliveries_total", labels: ["outcome": "quote\" back\\slash\nline"])
+        metrics.add("deliveries_total", 2, labels: ["outcome": "plain", "event": "workflow_job"])
+        metrics.observe("ingest_batch_size", 3, buckets: Metrics.batchBuckets)
+        let text = metrics.prometheusText(gauges: [])
+        #expect(text.contains(#"pushward_bridge_deliveries_total{outcome="plain"} 1"#))
+        #expect(text.contains(#"pushward_bridge_deliveries_total{outcome="quote\" back\\slash\nline"} 1"#))
+        #expect(text.contains(#"pushward_bridge_deliveries_total{event="workflow_job",outcome="plain"} 2"#))
+        #expect(text.contains(#"pushward_bridge_ingest_batch_size_bucket{le="2"} 0"#))
+        #expect(text.contains(#"pushward_bridge_ingest_batch_size_bucket{le="4"} 1"#))
+        #expect(metrics.observations("ingest_batch_size").count == 1)
+        #expect(metrics.observations("ingest_batch_size").sum == 3)
+    }
+
     static func send(_ request: URLRequest) async throws -> (Int, String) {
         let (data, response) = try await URLSession.shared.data(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
