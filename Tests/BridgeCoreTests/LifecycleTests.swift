@@ -295,6 +295,34 @@ struct LifecycleTests {
         for (earlier, later) in zip(patches, patches.dropFirst()) { #expect(later.at - earlier.at >= 1) }
     }
 
+    @Test("a live card in its throttle window gets the full decision's wait without its content being built")
+    func throttledShortcut() throws {
+        var harness = BridgeHarness()
+        harness.feed(script.job(1, "build", "in_progress", createdAt: 0, startedAt: 1))
+        var engine = harness.engine
+        let slug = try #require(engine.sessions.keys.first)
+        let last = try #require(engine.sessions[slug]?.lastPatchAt)
+        #expect(engine.sessions[slug]?.phase == .live)
+        // A change inside the window: the card must wait for the window's end.
+        _ = engine.receive(script.job(2, "test", "queued", createdAt: 1), at: last + 0.2)
+        let now = last + 0.3
+        let shortcut = try #require(engine.throttledUntil(slug: slug, at: now))
+        #expect(shortcut == last + engine.settings.minUpdateInterval)
+        let desired = try #require(engine.desired(slug: slug, at: now))
+        let session = try #require(engine.sessions[slug])
+        #expect(
+            Reconciler.decide(session: session, desired: desired, settings: engine.settings, now: now)
+                == .wait(until: shortcut))
+        #expect(engine.decide(slug: slug, at: now) == .wait(until: shortcut))
+        // At the window's end the full decision is taken, and it sends the change.
+        #expect(engine.throttledUntil(slug: slug, at: shortcut) == nil)
+        guard case .send(let planned) = engine.decide(slug: slug, at: shortcut) else {
+            Issue.record("the change was not sent at the end of the window")
+            return
+        }
+        #expect(planned.kind == .update)
+    }
+
     @Test("a burst of deliveries in one second becomes one follow-up PATCH")
     func burst() {
         var harness = BridgeHarness()

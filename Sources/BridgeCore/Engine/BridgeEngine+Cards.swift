@@ -59,6 +59,10 @@ extension BridgeEngine {
 
     /// The next request for `slug` at `now`, or when to ask again.
     public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
+        if let quietUntil = throttledUntil(slug: slug, at: now) {
+            slugDue[slug] = quietUntil
+            return .wait(until: quietUntil)
+        }
         guard let session = sessions[slug], var desired = desired(slug: slug, at: now) else {
             slugDue[slug] = nil
             return .idle
@@ -74,6 +78,29 @@ extension BridgeEngine {
         }
         slugDue[slug] = due
         return decision
+    }
+
+    /// When a live card inside its throttle window can next send anything, found without building
+    /// its content; nil when deciding needs the content (no window, a full frame owed, a retry
+    /// pending, or the end frame due).
+    ///
+    /// Building the content is most of what deciding costs, and under load every group of
+    /// deliveries makes most cards dirty while they wait out `min_update_interval`. Before this
+    /// time the reconciler could send nothing: no update (throttled), no heartbeat (due later),
+    /// no end frame (not due yet), so the full decision is simply taken then.
+    func throttledUntil(slug: String, at now: UnixTime) -> UnixTime? {
+        guard let session = sessions[slug], session.phase == .live, !session.needsFullFrame,
+            session.retryAt.map({ now >= $0 }) ?? true,
+            let last = session.lastPatchAt, now < last + settings.minUpdateInterval,
+            let owner = session.owner, let state = runs[owner]
+        else { return nil }
+        var until = min(last + settings.minUpdateInterval, last + Double(settings.staleTTL) / 2)
+        if let completion = state.completion {
+            let endFrameAt = completion.recognizedAt + settings.endDelay
+            guard now < endFrameAt else { return nil }
+            until = min(until, endFrameAt)
+        }
+        return until
     }
 
     /// A run is done with its card: it never takes it again.
