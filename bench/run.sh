@@ -15,7 +15,7 @@
 #   BENCH_CONNECTIONS  closed-loop connections (16)
 #   BENCH_RATE         open-loop rate, deliveries/s (1000)
 #   BENCH_LATENCY_CONNECTIONS  open-loop connections (32)
-#   BENCH_POOL         pre-generated deliveries (60000; none is sent twice within a repetition)
+#   BENCH_POOL         pre-generated deliveries (100000; none is sent twice within a repetition)
 #   BENCH_REPOS        repositories the runs spread over (20)
 #   BENCH_QUIET_WAIT   seconds to wait for an idle machine before each repetition (60)
 #   BENCH_DRAIN        seconds to wait for answers still due after the window (30)
@@ -31,7 +31,7 @@ DURATION=${BENCH_DURATION:-10}
 CONNECTIONS=${BENCH_CONNECTIONS:-16}
 RATE=${BENCH_RATE:-1000}
 LATENCY_CONNECTIONS=${BENCH_LATENCY_CONNECTIONS:-32}
-POOL=${BENCH_POOL:-60000}
+POOL=${BENCH_POOL:-100000}
 REPOS=${BENCH_REPOS:-20}
 QUIET_WAIT=${BENCH_QUIET_WAIT:-60}
 DRAIN=${BENCH_DRAIN:-30}

@@ -29,8 +29,8 @@ public final class BridgeDatabase {
 
     /// Moves WAL checkpoints off this connection: starts a `WALCheckpointer` on the same file (its own connection
     /// and thread), then turns this connection's automatic checkpoints off and sets its `journal_size_limit` to
-    /// `configuration.walSizeLimit`, so a WAL the checkpointer started over shrinks back on disk at the next
-    /// commit. For the daemon's writer; call `stop()` on the result before closing this database.
+    /// twice `configuration.walSizeLimit`: a WAL the checkpointer started over is written again in place (cheaper
+    /// than growing a file block by block), and one that grew past twice the limit shrinks back on disk. For the daemon's writer; call `stop()` on the result before closing this database.
     ///
     /// Throws, leaving automatic checkpoints on, when the database is read-only or the checkpointer's connection
     /// cannot be opened.
@@ -43,7 +43,7 @@ public final class BridgeDatabase {
         }
         let checkpointer = try WALCheckpointer(path: path, configuration: configuration, onError: onError)
         do {
-            try connection.execute("PRAGMA journal_size_limit = \(configuration.walSizeLimit)")
+            try connection.execute("PRAGMA journal_size_limit = \(2 * configuration.walSizeLimit)")
             try connection.disableAutomaticCheckpoints()
             // The checkpointer's restarts hold the write lock for milliseconds; wait for them finely.
             try connection.pollForLocksFinely()
