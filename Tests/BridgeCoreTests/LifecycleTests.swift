@@ -323,6 +323,43 @@ struct LifecycleTests {
         #expect(planned.kind == .update)
     }
 
+    @Test("wherever the throttle shortcut answers, the full decision sends nothing before its time")
+    func throttledShortcutAgreesWithFullDecision() throws {
+        // Two overlapping runs of one workflow: the second takes the card (a first frame owed)
+        // while the first's frames are still inside their windows.
+        let second = RunScript(runID: 9_001, runNumber: 43, start: script.start + 5, firstJobID: 60_000)
+        let events = (script.deliveries(waves: waves) + second.deliveries(waves: waves)).sorted {
+            (PayloadTime.of($0) ?? 0) < (PayloadTime.of($1) ?? 0)
+        }
+        var harness = BridgeHarness()
+        var answered = 0
+        for event in events {
+            harness.feed(event)
+            let engine = harness.engine
+            let now = harness.session.clock
+            for (slug, session) in engine.sessions {
+                guard let shortcut = engine.throttledUntil(slug: slug, at: now) else { continue }
+                answered += 1
+                let owner = try #require(session.owner)
+                let desired = try #require(engine.desired(slug: slug, at: now))
+                let full = Reconciler.decide(session: session, desired: desired, settings: engine.settings, now: now)
+                guard case .wait(var expected) = full else {
+                    Issue.record("at \(now) the shortcut waits until \(shortcut) but the full decision is \(full)")
+                    continue
+                }
+                if let completion = engine.runs[owner]?.completion {
+                    expected = min(expected, completion.recognizedAt + engine.settings.endDelay)
+                }
+                // Never later than the full decision (which would delay a send); earlier only when the
+                // card has nothing new (its heartbeat is later): the full decision is then taken at
+                // the window's end and waits on.
+                #expect(shortcut <= expected, "at \(now), phase \(session.phase)")
+                #expect(shortcut == expected || shortcut == session.lastPatchAt! + engine.settings.minUpdateInterval)
+            }
+        }
+        #expect(answered > 0, "the script never put a card inside its throttle window")
+    }
+
     @Test("a burst of deliveries in one second becomes one follow-up PATCH")
     func burst() {
         var harness = BridgeHarness()

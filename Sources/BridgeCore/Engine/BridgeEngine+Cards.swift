@@ -80,16 +80,17 @@ extension BridgeEngine {
         return decision
     }
 
-    /// When a live card inside its throttle window can next send anything, found without building
-    /// its content; nil when deciding needs the content (no window, a full frame owed, a retry
-    /// pending, or the end frame due).
+    /// When a card inside its throttle window (live, or waiting for its first frame) can next send
+    /// anything, found without building its content; nil when deciding needs the content (no
+    /// window, a retry pending, or the end frame due).
     ///
     /// Building the content is most of what deciding costs, and under load every group of
     /// deliveries makes most cards dirty while they wait out `min_update_interval`. Before this
-    /// time the reconciler could send nothing: no update (throttled), no heartbeat (due later),
-    /// no end frame (not due yet), so the full decision is simply taken then.
+    /// time the reconciler could send nothing: no update, first or full frame (throttled), no
+    /// heartbeat (due later), no end frame (not due yet), so the full decision is taken then.
     func throttledUntil(slug: String, at now: UnixTime) -> UnixTime? {
-        guard let session = sessions[slug], session.phase == .live, !session.needsFullFrame,
+        // A first frame or a full frame is throttled like an update (only an end frame is not).
+        guard let session = sessions[slug], session.phase == .live || session.phase == .needsFirstFrame,
             session.retryAt.map({ now >= $0 }) ?? true,
             let last = session.lastPatchAt, now < last + settings.minUpdateInterval,
             let owner = session.owner, let state = runs[owner]
