@@ -64,7 +64,12 @@ public actor BridgeService {
         let batch = ingestQueue.take()
         guard !batch.isEmpty else { return }
         let results = ingest(batch.map(\.delivery))
-        for (ticket, result) in zip(batch, results) { ingestQueue.answer(ticket, with: result) }
+        // Committed: the answers go out from another thread (building each response, its
+        // metrics, resuming its connection), so the store's queue takes the next group at once.
+        let ingestQueue = ingestQueue
+        DispatchQueue.global().async {
+            for (ticket, result) in zip(batch, results) { ingestQueue.answer(ticket, with: result) }
+        }
         scheduleDrain()
     }
 
