@@ -5,7 +5,7 @@
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
-DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev zlib1g-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev
 # What only the tests need: Chromium renders the status page, systemd-analyze checks the units.
 TEST_DEB_PACKAGES := chromium systemd
 

@@ -15,10 +15,10 @@ let package = Package(
         .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        // zlib: the raw payloads the store keeps are deflated.
-        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        // LZ4: the raw payloads the store keeps are compressed.
+        .systemLibrary(name: "CLZ4", providers: [.apt(["liblz4-dev"])]),
         // SQLite: connection, migrations, the store actor.
-        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite", "CZlib"]),
+        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite", "CLZ4"]),
         // libmicrohttpd (HTTP server) and libcrypto (HMAC-SHA256): module.modulemap + shim.h each.
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),

@@ -4,7 +4,7 @@ import Foundation
 
 /// A verified webhook request, as the ingress hands it to the service.
 ///
-/// It is decoded and its payload deflated where it is built, on the HTTP thread that received it:
+/// It is decoded and its payload compressed where it is built, on the HTTP thread that received it:
 /// both are pure and among the most expensive steps of a delivery, so doing them there spreads
 /// them over every core instead of adding them to the store's one serial queue (make bench,
 /// bench/README.md).
@@ -20,7 +20,7 @@ public struct IncomingDelivery: Sendable {
     public var receivedAt: UnixTime
     /// The body decoded for `event`, or why it could not be.
     public var decoded: Result<WebhookEvent, WebhookDecodingError>
-    /// The body as the store keeps it (deflated when smaller).
+    /// The body as the store keeps it (compressed when smaller).
     public var storedPayload: PayloadCompression.Stored
 
     public init(id: String, event: String, hookID: String?, contentType: String?, body: Data, receivedAt: UnixTime) {

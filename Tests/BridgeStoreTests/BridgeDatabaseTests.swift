@@ -279,7 +279,7 @@ struct BridgeDatabaseTests {
         #expect(try database.delivery(id: "d3")?.payload == Data(#"{"n":3}"#.utf8))
     }
 
-    // MARK: Deflated payloads
+    // MARK: Compressed payloads
 
     /// A real-sized webhook body: the recorded job event's shape, repeated URLs and all.
     private static func jobEventBody(_ index: Int) -> Data {
@@ -293,15 +293,15 @@ struct BridgeDatabaseTests {
                 + steps.joined(separator: ",") + "]},\"repository\":{" + urls.joined(separator: ",") + "}}").utf8)
     }
 
-    @Test("payloads are kept deflated when smaller and read back byte for byte")
-    func deflatedPayloads() throws {
+    @Test("payloads are kept compressed when smaller and read back byte for byte")
+    func compressedPayloads() throws {
         let database = try BridgeDatabase(path: path)
         let body = Self.jobEventBody(1)
         var record = delivery("big", at: 1)
         record.payload = body
         record.payloadBytes = body.count
         try database.insert(record)
-        // Random bytes do not deflate: kept as they are.
+        // Random bytes do not compress: kept as they are.
         let noise = Data((0..<4_096).map { _ in UInt8.random(in: 0...255) })
         record = delivery("noise", at: 2)
         record.payload = noise
@@ -313,23 +313,23 @@ struct BridgeDatabaseTests {
         ) { "\($0.string(0) ?? ""):\($0.string(1) ?? ""):\($0.int(2) ?? 0)" }
         #expect(stored.count == 2)
         let big = try #require(stored.first { $0.hasPrefix("big:") }).split(separator: ":")
-        #expect(big[1] == "deflate")
-        #expect(Int(big[2])! * 3 < body.count, "deflated to \(big[2]) of \(body.count) bytes")
+        #expect(big[1] == "lz4")
+        #expect(Int(big[2])! * 3 < body.count, "compressed to \(big[2]) of \(body.count) bytes")
         #expect(stored.contains("noise:identity:4096"))
         #expect(try database.delivery(id: "big")?.payload == body)
         #expect(try database.delivery(id: "noise")?.payload == noise)
         #expect(try database.listDeliveries(includePayload: true).map(\.payload).contains(body))
-        // Deflated on the HTTP thread and handed over: the same row.
+        // Compressed on the HTTP thread and handed over: the same row.
         let handed = PayloadCompression.stored(Self.jobEventBody(2))
         record = delivery("handed", at: 3)
         record.payload = Self.jobEventBody(2)
         record.payloadBytes = record.payload!.count
         try database.insert(record, stored: handed)
-        #expect(handed.encoding == .deflate)
+        #expect(handed.encoding == .lz4)
         #expect(try database.delivery(id: "handed")?.payload == Self.jobEventBody(2))
     }
 
-    @Test("a deflated payload that no longer inflates to its size reads as nil, the row intact")
+    @Test("a compressed payload that no longer decompresses to its size reads as nil, the row intact")
     func damagedPayload() throws {
         let database = try BridgeDatabase(path: path)
         var record = delivery("damaged", at: 1)
@@ -344,8 +344,8 @@ struct BridgeDatabaseTests {
         #expect(row.outcome == .applied)
     }
 
-    @Test("payloads stored before deflating existed still read back after the migration")
-    func payloadsFromBeforeDeflating() throws {
+    @Test("payloads stored before compression existed still read back after the migration")
+    func payloadsFromBeforeCompression() throws {
         let body = Self.jobEventBody(4)
         do {
             let old = try SQLiteConnection(path: path)

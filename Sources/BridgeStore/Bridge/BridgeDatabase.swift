@@ -68,8 +68,8 @@ public final class BridgeDatabase {
             [.real(now), .text(id)])
     }
 
-    /// Records a delivery. Its payload is kept deflated when that is smaller: pass `stored` when
-    /// it was deflated already (on the HTTP thread), else it is deflated here.
+    /// Records a delivery. Its payload is kept compressed when that is smaller: pass `stored` when
+    /// it was compressed already (on the HTTP thread), else it is compressed here.
     public func insert(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws {
         let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
         try connection.run(

@@ -120,10 +120,10 @@ public enum BridgeSchema {
                 );
                 """),
         Migration(
-            name: "keep raw payloads deflated",
+            name: "keep raw payloads compressed",
             sql: """
                 ALTER TABLE deliveries ADD COLUMN payload_encoding TEXT NOT NULL DEFAULT 'identity'
-                    CHECK (payload_encoding IN ('identity', 'deflate'));
+                    CHECK (payload_encoding IN ('identity', 'lz4'));
                 """),
     ]
 }
