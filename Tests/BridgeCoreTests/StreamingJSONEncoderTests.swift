@@ -31,7 +31,14 @@ struct StreamingJSONEncoderTests {
     static func expectEngineRoundTrips(
         _ engine: BridgeEngine, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
-        for state in engine.runs.values { try expectRoundTrip(state, sourceLocation: sourceLocation) }
+        for state in engine.runs.values {
+            try expectRoundTrip(state, sourceLocation: sourceLocation)
+            // The store's hand-written run state writer: the same bytes as the encoder.
+            let encoded = try text(state)
+            #expect(
+                RunStateJSON.text(of: state) == encoded, "\(RunStateJSON.text(of: state) ?? "nil")\n\(encoded)",
+                sourceLocation: sourceLocation)
+        }
         for session in engine.sessions.values { try expectRoundTrip(session, sourceLocation: sourceLocation) }
         for floor in engine.progressFloors.values { try expectRoundTrip(floor, sourceLocation: sourceLocation) }
         try expectRoundTrip(engine.gate, sourceLocation: sourceLocation)
@@ -119,6 +126,17 @@ struct StreamingJSONEncoderTests {
         #expect(harness.engine.sessions.values.contains { $0.acknowledged?.content.isEmpty == false })
         #expect(!harness.engine.progressFloors.isEmpty)
         #expect(harness.violations.isEmpty)
+    }
+
+    @Test("the run state writer declines a state holding a non-finite number, which the encoder reports")
+    func runStateWriterNonFinite() throws {
+        var harness = BridgeHarness()
+        harness.feed(Self.script.job(1, "build", "in_progress", createdAt: 0, startedAt: 1))
+        var state = try #require(harness.engine.runs.values.first)
+        #expect(RunStateJSON.text(of: state) != nil)
+        state.estimates["build"] = .infinity
+        #expect(RunStateJSON.text(of: state) == nil)
+        #expect(throws: EncodingError.self) { try Self.text(state) }
     }
 
     @Test("a session with a refused body, a problem and every optional set comes back equal")

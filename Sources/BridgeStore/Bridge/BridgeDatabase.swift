@@ -150,7 +150,7 @@ public final class BridgeDatabase {
                 .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
                 .string(state.workflowName), .string(state.headBranch), .int(state.run?.runNumber),
                 .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
-                .real(state.firstSeenAt), .real(now), .text(try json(state)),
+                .real(state.firstSeenAt), .real(now), .text(try RunStateJSON.text(of: state) ?? json(state)),
             ])
         for job in jobs.sorted().compactMap({ state.jobs[$0] }) {
             try connection.run(

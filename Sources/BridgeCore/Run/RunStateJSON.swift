@@ -1,0 +1,225 @@
+import Foundation
+
+/// The run state as the store keeps it, written field by field instead of through `Encodable`.
+///
+/// Every group commit writes each run it touched; through `Encodable` (even the streaming encoder)
+/// that was about a fifth of the store queue's time, nearly all of it the protocol's dynamic
+/// dispatch for some sixty fields. The text is what `StreamingJSONEncoder` writes for the same
+/// value (keys in declaration order, `nil` left out, dictionaries sorted by key), and it is read
+/// back with `JSONDecoder` like any other stored value; tests compare the two byte for byte.
+public enum RunStateJSON {
+    /// The JSON text, or nil when a number in the state is not finite (JSON has no NaN): the
+    /// caller then encodes it generically, which reports where.
+    public static func text(of state: RunState) -> String? {
+        var output = JSONByteBuffer(capacity: 2_048)
+        guard write(state, to: &output) else { return nil }
+        return output.string
+    }
+
+    private static func write(_ state: RunState, to out: inout JSONByteBuffer) -> Bool {
+        out.append(UInt8(ascii: "{"))
+        var object = ObjectState()
+        object.key("key", &out)
+        write(state.key, to: &out)
+        object.key("repository", &out)
+        out.append(UInt8(ascii: "{"))
+        var repository = ObjectState()
+        repository.string("fullName", state.repository.fullName, &out)
+        repository.string("htmlURL", state.repository.htmlURL, &out)
+        out.append(UInt8(ascii: "}"))
+        if let run = state.run {
+            object.key("run", &out)
+            guard write(run, to: &out) else { return false }
+        }
+        object.key("jobs", &out)
+        out.append(UInt8(ascii: "{"))
+        var jobs = ObjectState()
+        for id in state.jobs.keys.sorted() {
+            jobs.key(String(id), &out)
+            guard write(state.jobs[id]!, to: &out) else { return false }
+        }
+        out.append(UInt8(ascii: "}"))
+        if let metadata = state.jobMetadata {
+            object.key("jobMetadata", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = ObjectState()
+            fields.integer("sourceJobID", metadata.sourceJobID, &out)
+            fields.string("workflowName", metadata.workflowName, &out)
+            fields.string("headBranch", metadata.headBranch, &out)
+            fields.string("headSHA", metadata.headSHA, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        if let seed = state.seed {
+            object.key("seed", &out)
+            guard write(seed, to: &out) else { return false }
+        }
+        object.key("estimates", &out)
+        out.append(UInt8(ascii: "{"))
+        var estimates = ObjectState()
+        for name in state.estimates.keys.sorted() {
+            guard estimates.number(name, state.estimates[name]!, &out) else { return false }
+        }
+        out.append(UInt8(ascii: "}"))
+        object.bool("historyResolved", state.historyResolved, &out)
+        object.key("inherited", &out)
+        out.append(UInt8(ascii: "["))
+        for (index, group) in state.inherited.enumerated() {
+            if index > 0 { out.append(JSONByteBuffer.comma) }
+            out.append(UInt8(ascii: "{"))
+            var fields = ObjectState()
+            fields.string("name", group.name, &out)
+            fields.integer("orderKey", group.orderKey, &out)
+            fields.integer("jobCount", group.jobCount, &out)
+            fields.bool("succeeded", group.succeeded, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+        guard object.number("firstSeenAt", state.firstSeenAt, &out),
+            object.number("lastChangeAt", state.lastChangeAt, &out)
+        else { return false }
+        if let completion = state.completion {
+            object.key("completion", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = ObjectState()
+            fields.string("conclusion", completion.conclusion, &out)
+            guard fields.number("recognizedAt", completion.recognizedAt, &out) else { return false }
+            fields.string("source", completion.source.rawValue, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    private static func write(_ key: RunKey, to out: inout JSONByteBuffer) {
+        out.append(UInt8(ascii: "{"))
+        var fields = ObjectState()
+        fields.string("repository", key.repository, &out)
+        fields.integer("runID", key.runID, &out)
+        fields.integer("attempt", key.attempt, &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ run: WorkflowRun, to out: inout JSONByteBuffer) -> Bool {
+        out.append(UInt8(ascii: "{"))
+        var fields = ObjectState()
+        fields.integer("id", run.id, &out)
+        fields.integer("runAttempt", run.runAttempt, &out)
+        fields.integer("runNumber", run.runNumber, &out)
+        fields.integer("workflowID", run.workflowID, &out)
+        fields.string("name", run.name, &out)
+        fields.string("displayTitle", run.displayTitle, &out)
+        fields.string("path", run.path, &out)
+        fields.string("headBranch", run.headBranch, &out)
+        fields.string("headSHA", run.headSHA, &out)
+        fields.string("event", run.event, &out)
+        fields.string("status", run.status.rawValue, &out)
+        fields.string("conclusion", run.conclusion, &out)
+        fields.string("htmlURL", run.htmlURL, &out)
+        guard fields.number("runStartedAt", run.runStartedAt, &out),
+            fields.number("createdAt", run.createdAt, &out),
+            fields.number("updatedAt", run.updatedAt, &out)
+        else { return false }
+        fields.key("pullRequests", &out)
+        out.append(UInt8(ascii: "["))
+        for (index, pullRequest) in run.pullRequests.enumerated() {
+            if index > 0 { out.append(JSONByteBuffer.comma) }
+            out.append(UInt8(ascii: "{"))
+            var reference = ObjectState()
+            reference.integer("number", pullRequest.number, &out)
+            reference.string("htmlURL", pullRequest.htmlURL, &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+        out.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    private static func write(_ job: JobRecord, to out: inout JSONByteBuffer) -> Bool {
+        out.append(UInt8(ascii: "{"))
+        var fields = ObjectState()
+        fields.integer("id", job.id, &out)
+        fields.string("name", job.name, &out)
+        fields.string("status", job.status.rawValue, &out)
+        fields.string("conclusion", job.conclusion, &out)
+        guard fields.number("createdAt", job.createdAt, &out), fields.number("startedAt", job.startedAt, &out),
+            fields.number("completedAt", job.completedAt, &out)
+        else { return false }
+        fields.string("waitingEnvironment", job.waitingEnvironment, &out)
+        fields.bool("isCheckRun", job.isCheckRun, &out)
+        fields.string("htmlURL", job.htmlURL, &out)
+        out.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    private static func write(_ summary: RunSummary, to out: inout JSONByteBuffer) -> Bool {
+        out.append(UInt8(ascii: "{"))
+        var fields = ObjectState()
+        fields.key("key", &out)
+        write(summary.key, to: &out)
+        fields.string("workflow", summary.workflow, &out)
+        fields.string("branch", summary.branch, &out)
+        fields.string("conclusion", summary.conclusion, &out)
+        guard fields.number("finishedAt", summary.finishedAt, &out) else { return false }
+        fields.key("groups", &out)
+        out.append(UInt8(ascii: "["))
+        for (index, group) in summary.groups.enumerated() {
+            if index > 0 { out.append(JSONByteBuffer.comma) }
+            out.append(UInt8(ascii: "{"))
+            var members = ObjectState()
+            members.string("name", group.name, &out)
+            members.integer("jobCount", group.jobCount, &out)
+            guard members.number("duration", group.duration, &out) else { return false }
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(UInt8(ascii: "]"))
+        out.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    /// One object being written: a comma before every member but the first; `nil` leaves a
+    /// member out, as synthesized `Encodable` does.
+    private struct ObjectState {
+        var empty = true
+
+        mutating func key(_ name: String, _ out: inout JSONByteBuffer) {
+            if !empty { out.append(JSONByteBuffer.comma) }
+            empty = false
+            out.appendString(name)
+            out.append(JSONByteBuffer.colon)
+        }
+
+        mutating func string(_ name: String, _ value: String?, _ out: inout JSONByteBuffer) {
+            guard let value else { return }
+            key(name, &out)
+            out.appendString(value)
+        }
+
+        mutating func integer(_ name: String, _ value: Int?, _ out: inout JSONByteBuffer) {
+            guard let value else { return }
+            key(name, &out)
+            out.appendInteger(value)
+        }
+
+        mutating func bool(_ name: String, _ value: Bool, _ out: inout JSONByteBuffer) {
+            key(name, &out)
+            if value { out.appendASCII("true") } else { out.appendASCII("false") }
+        }
+
+        /// False for a number JSON cannot hold.
+        mutating func number(_ name: String, _ value: Double?, _ out: inout JSONByteBuffer) -> Bool {
+            guard let value else { return true }
+            guard value.isFinite else { return false }
+            key(name, &out)
+            // As the streaming encoder writes doubles: integral ones as digits, -0 and fractions
+            // in Swift's shortest round-tripping form without a trailing `.0`.
+            if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 && value != 0 {
+                out.appendInteger(Int64(value))
+            } else {
+                var text = value.description
+                if text.hasSuffix(".0") { text.removeLast(2) }
+                out.appendRaw(text)
+            }
+            return true
+        }
+    }
+}
