@@ -135,4 +135,25 @@ struct StepPlannerTests {
             history.seed(repository: "acme/widgets", workflow: "CI", branch: "feature", excluding: 99)?.key.runID == 3)
         #expect(history.seed(repository: "acme/widgets", workflow: "Other", branch: "main", excluding: 99) == nil)
     }
+
+    @Test("history: recorded in any order it stays sorted by finish time; a re-record replaces; 20 kept")
+    func historyOrder() {
+        func summary(_ run: Int, finishedAt: Double, workflow: String = "CI") -> RunSummary {
+            RunSummary(
+                key: RunKey(repository: "acme/widgets", runID: run, attempt: 1), workflow: workflow, branch: "main",
+                conclusion: "success", finishedAt: finishedAt, groups: [])
+        }
+        var generator = SystemRandomNumberGenerator()
+        let runs = Array(1...30).shuffled(using: &generator)
+        var history = RunHistory()
+        for run in runs { history.record(summary(run, finishedAt: Double(run % 7))) }
+        history.record(summary(100, finishedAt: 3, workflow: "Other"))
+        // Re-recorded with a later finish: moves, not duplicated.
+        history.record(summary(100, finishedAt: 50, workflow: "Other"))
+        let order = history.summaries.map { ($0.finishedAt, $0.key) }
+        #expect(zip(order, order.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(history.summaries.filter { $0.workflow == "CI" }.count == RunHistory.runsKeptPerWorkflow)
+        #expect(history.summaries.filter { $0.key.runID == 100 }.map(\.finishedAt) == [50])
+        #expect(history.summaries.last?.key.runID == 100)
+    }
 }

@@ -15,8 +15,12 @@ public struct RunHistory: Sendable, Equatable {
     /// Adds or replaces (same run attempt) a finished run, keeping the newest per workflow.
     public mutating func record(_ summary: RunSummary) {
         summaries.removeAll { $0.key == summary.key }
-        summaries.append(summary)
-        summaries.sort { ($0.finishedAt, $0.key) < ($1.finishedAt, $1.key) }
+        // Kept sorted by (finishedAt, key): inserted in place, found from the end, where a run
+        // that just finished belongs. (Sorting the whole history on every completion showed up
+        // under load: runs finish hundreds of times a second there.)
+        let position =
+            summaries.lastIndex { ($0.finishedAt, $0.key) < (summary.finishedAt, summary.key) }.map { $0 + 1 } ?? 0
+        summaries.insert(summary, at: position)
         let sameWorkflow = summaries.filter {
             $0.key.repository == summary.key.repository && $0.workflow == summary.workflow
         }
