@@ -73,11 +73,6 @@ public actor BridgeService {
         scheduleDrain()
     }
 
-    /// Records and applies one verified delivery; the answer says what GitHub should be told.
-    public func ingest(_ delivery: IncomingDelivery) -> IngestResult {
-        ingest([delivery])[0]
-    }
-
     /// Records and applies deliveries in one transaction, in order; one answer per delivery.
     ///
     /// When the commit fails, the group rolls back and each delivery is tried again alone, so one

@@ -182,6 +182,26 @@ struct JSONByteBuffer: ~Copyable {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
+    /// A finite double: integral values below 2^53 as their digits (what the description minus
+    /// its `.0` says, without formatting a string; -0 keeps its sign), others in Swift's shortest
+    /// round-tripping form.
+    mutating func appendFiniteDouble(_ value: Double) {
+        if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 && value != 0 {
+            appendInteger(Int64(value))
+        } else {
+            appendShortestForm(value.description)
+        }
+    }
+
+    /// A number's description without a trailing `.0` (`3`, as `JSONEncoder` writes).
+    mutating func appendShortestForm(_ description: String) {
+        let start = count
+        appendRaw(description)
+        if count - start > 2 && self[count - 1] == UInt8(ascii: "0") && self[count - 2] == UInt8(ascii: ".") {
+            removeLast(2)
+        }
+    }
+
     mutating func appendInteger<Integer: BinaryInteger>(_ value: Integer) {
         if value < 0 {
             append(UInt8(ascii: "-"))
@@ -436,13 +456,7 @@ final class StreamingJSONWriter {
             throw EncodingError.invalidValue(
                 value, context(depth: depth, key: key, "Unable to encode Double.\(value) directly in JSON."))
         }
-        // Integral values below 2^53 print as their digits, which is what the description minus
-        // its `.0` says, without formatting a string; -0 keeps its sign.
-        if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 && value != 0 {
-            bytes.appendInteger(Int64(value))
-        } else {
-            appendFloatingPoint(value.description)
-        }
+        bytes.appendFiniteDouble(value)
     }
 
     func appendFloat(_ value: Float, depth: Int, key: (any CodingKey)? = nil) throws {
@@ -450,17 +464,7 @@ final class StreamingJSONWriter {
             throw EncodingError.invalidValue(
                 value, context(depth: depth, key: key, "Unable to encode Float.\(value) directly in JSON."))
         }
-        appendFloatingPoint(value.description)
-    }
-
-    /// Swift's shortest round-tripping form, without a trailing `.0` (`3`, as `JSONEncoder` writes).
-    private func appendFloatingPoint(_ description: String) {
-        let start = bytes.count
-        bytes.appendRaw(description)
-        let end = bytes.count
-        if end - start > 2 && bytes[end - 1] == UInt8(ascii: "0") && bytes[end - 2] == UInt8(ascii: ".") {
-            bytes.removeLast(2)
-        }
+        bytes.appendShortestForm(value.description)
     }
 
     /// `JSONValue`'s own `encode(to:)`, without the containers: integral numbers as integers, the

@@ -210,15 +210,7 @@ public enum RunStateJSON {
             guard let value else { return true }
             guard value.isFinite else { return false }
             key(name, &out)
-            // As the streaming encoder writes doubles: integral ones as digits, -0 and fractions
-            // in Swift's shortest round-tripping form without a trailing `.0`.
-            if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 && value != 0 {
-                out.appendInteger(Int64(value))
-            } else {
-                var text = value.description
-                if text.hasSuffix(".0") { text.removeLast(2) }
-                out.appendRaw(text)
-            }
+            out.appendFiniteDouble(value)
             return true
         }
     }
