@@ -420,14 +420,20 @@ public actor BridgeService {
             ),
             ("database_bytes", "Size of the database file and its WAL.", [:], size),
             (
-                "wal_frames_not_checkpointed", "WAL frames not yet copied into the database file by the checkpointer.",
-                [:], wal.map { Double(max(0, $0.walFrames - $0.walFramesCheckpointed)) } ?? 0
-            ),
-            (
                 "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],
                 Double(deliveriesWaiting)
             ),
         ]
+            // Only when a checkpointer runs: a zero would claim one keeps up.
+            + (wal.map { snapshot in
+                [
+                    (
+                        "wal_frames_not_checkpointed",
+                        "WAL frames not yet copied into the database file by the checkpointer.", [:],
+                        Double(max(0, snapshot.walFrames - snapshot.walFramesCheckpointed))
+                    )
+                ]
+            } ?? [])
     }
 
     /// True when the database takes a write: what `/readyz` reports.

@@ -294,6 +294,30 @@ struct DaemonEndToEndTests {
         }
     }
 
+    @Test("the daemon checkpoints the WAL itself, not in commits, and leaves it empty when it stops")
+    func checkpointerWired() async throws {
+        try await withDaemon { daemon in
+            let path = daemon.databasePath
+            for index in 0..<5 {
+                let response = try await daemon.deliver(
+                    event: "workflow_run", id: "wal-\(index)", body: Self.requested(900 + index))
+                #expect(response.status == 202)
+            }
+            // The checkpointer runs beside the writer (its gauge is there only when it does).
+            let metrics = try await offPool { [port = daemon.daemon.adminPort] in
+                try HTTPTestClient.request(port: port, method: "GET", target: "/metrics")
+            }
+            #expect(metrics.status == 200)
+            #expect(metrics.text.contains("pushward_bridge_wal_frames_not_checkpointed"))
+            try await daemon.stop()
+            let walBytes = try await offPool {
+                (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+            }
+            #expect(walBytes == 0, "the final TRUNCATE checkpoint left \(walBytes) bytes")
+            #expect(try await daemon.read { try $0.listDeliveries().count } == 5)
+        }
+    }
+
     @Test("a commit that fails mid-transaction is 503 and leaves the engine as it was")
     func failedCommitRollsBack() async throws {
         try await withDaemon { daemon in
