@@ -583,6 +583,62 @@ struct WebhookDecoderTests {
         }
     }
 
+    /// Signed but impossible values: an attempt of 0 or a negative id once passed decoding and then
+    /// broke the store's `CHECK (attempt >= 1)`, answered 503 on every redelivery.
+    @Test func idsAttemptsAndNumbersOutOfRangeNameTheField() throws {
+        let range = "a whole number from 1 to 9007199254740991"
+        let jobCases: [(String, (inout [String: Any]) -> Void)] = [
+            ("workflow_job.run_attempt", { $0["run_attempt"] = 0 }),
+            ("workflow_job.run_attempt", { $0["run_attempt"] = -3 }),
+            ("workflow_job.id", { $0["id"] = 0 }),
+            ("workflow_job.id", { $0["id"] = -17_556_741_424 }),
+            ("workflow_job.run_id", { $0["run_id"] = -1 }),
+            ("workflow_job.run_id", { $0["run_id"] = 9_007_199_254_740_992 }),
+            (
+                "workflow_job.steps[1].number",
+                { job in
+                    var steps = job["steps"] as? [[String: Any]] ?? []
+                    steps[1]["number"] = 0
+                    job["steps"] = steps
+                }
+            ),
+        ]
+        for (field, edit) in jobCases {
+            let body = try editedJob("workflow_job.completed.attempt10-test.json", edit)
+            #expect(throws: WebhookDecodingError.invalidField(field, expected: range)) {
+                try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: "application/json")
+            }
+        }
+        let runCases: [(String, (inout [String: Any]) -> Void)] = [
+            ("workflow_run.run_attempt", { $0["run_attempt"] = 0 }),
+            ("workflow_run.id", { $0["id"] = -5 }),
+            ("workflow_run.run_number", { $0["run_number"] = 0 }),
+            ("workflow_run.workflow_id", { $0["workflow_id"] = -2 }),
+            ("workflow_run.pull_requests[0].number", { $0["pull_requests"] = [["number": 0]] }),
+        ]
+        for (field, edit) in runCases {
+            let body = try edited("workflow_run.completed.attempt10.json") { payload in
+                var run = payload["workflow_run"] as? [String: Any] ?? [:]
+                edit(&run)
+                payload["workflow_run"] = run
+            }
+            #expect(throws: WebhookDecodingError.invalidField(field, expected: range)) {
+                try WebhookDecoder.decode(event: "workflow_run", body: body, contentType: nil)
+            }
+        }
+        // The edges themselves decode.
+        let largest = try editedJob("workflow_job.completed.attempt10-test.json") {
+            $0["run_id"] = 9_007_199_254_740_991
+            $0["run_attempt"] = 1
+        }
+        guard
+            case .workflowJob(let event) = try WebhookDecoder.decode(
+                event: "workflow_job", body: largest, contentType: nil)
+        else { Issue.record("not a job"); return }
+        #expect(event.job.runID == 9_007_199_254_740_991)
+        #expect(event.job.runAttempt == 1)
+    }
+
     @Test func unparseableTimestampsNameTheField() throws {
         let timestamp = "an ISO 8601 timestamp such as 2023-10-13T10:11:52Z"
         let job = try editedJob("workflow_job.completed.attempt10-test.json") { job in

@@ -164,6 +164,10 @@ extension WebhookDecoder {
         var expected: String
     }
 
+    /// The values an id, attempt or count from a payload may take: positive, and small enough
+    /// that no arithmetic on it can overflow.
+    static let identifierRange = 1...9_007_199_254_740_991
+
     /// Test hook: when set, `decodeWire` uses `decodeWireWithFoundation`, the reference the
     /// differential tests compare `FastJSONDecoder` with. Never set outside tests.
     @TaskLocal static var decodesWithFoundation = false
@@ -393,10 +397,10 @@ extension WebhookDecoder {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             run = WorkflowRun(
-                id: try container.decodeInteger(forKey: .id),
-                runAttempt: try container.decodeIntegerIfPresent(forKey: .runAttempt) ?? 1,
-                runNumber: try container.decodeIntegerIfPresent(forKey: .runNumber),
-                workflowID: try container.decodeIntegerIfPresent(forKey: .workflowID),
+                id: try container.decodeIdentifier(forKey: .id),
+                runAttempt: try container.decodeIdentifierIfPresent(forKey: .runAttempt) ?? 1,
+                runNumber: try container.decodeIdentifierIfPresent(forKey: .runNumber),
+                workflowID: try container.decodeIdentifierIfPresent(forKey: .workflowID),
                 name: try container.decodeIfPresent(String.self, forKey: .name),
                 displayTitle: try container.decodeIfPresent(String.self, forKey: .displayTitle),
                 path: try container.decodeIfPresent(String.self, forKey: .path),
@@ -426,7 +430,7 @@ extension WebhookDecoder {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            reference = PullRequestReference(number: try container.decodeInteger(forKey: .number))
+            reference = PullRequestReference(number: try container.decodeIdentifier(forKey: .number))
         }
     }
 
@@ -503,9 +507,9 @@ extension WebhookDecoder {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             job = WorkflowJob(
-                id: try container.decodeInteger(forKey: .id),
-                runID: try container.decodeInteger(forKey: .runID),
-                runAttempt: try container.decodeIntegerIfPresent(forKey: .runAttempt) ?? 1,
+                id: try container.decodeIdentifier(forKey: .id),
+                runID: try container.decodeIdentifier(forKey: .runID),
+                runAttempt: try container.decodeIdentifierIfPresent(forKey: .runAttempt) ?? 1,
                 name: try container.decode(String.self, forKey: .name),
                 workflowName: try container.decodeIfPresent(String.self, forKey: .workflowName),
                 headBranch: try container.decodeIfPresent(String.self, forKey: .headBranch),
@@ -541,7 +545,7 @@ extension WebhookDecoder {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             step = JobStep(
-                number: try container.decodeInteger(forKey: .number),
+                number: try container.decodeIdentifier(forKey: .number),
                 name: try container.decode(String.self, forKey: .name),
                 status: WebhookDecoder.jobStatus(try container.decodeIfPresent(String.self, forKey: .status)),
                 conclusion: try container.decodeIfPresent(String.self, forKey: .conclusion),
@@ -574,12 +578,12 @@ extension WebhookDecoder {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
-            var hookID = try container.decodeIntegerIfPresent(forKey: .hookID)
+            var hookID = try container.decodeIdentifierIfPresent(forKey: .hookID)
             var events: [String] = []
             var contentType: String?
             if container.contains(.hook), try !container.decodeNil(forKey: .hook) {
                 let hook = try container.nestedContainer(keyedBy: HookKeys.self, forKey: .hook)
-                hookID = try hookID ?? hook.decodeIntegerIfPresent(forKey: .id)
+                hookID = try hookID ?? hook.decodeIdentifierIfPresent(forKey: .id)
                 events = try hook.decodeIfPresent([String].self, forKey: .events) ?? []
                 if hook.contains(.config), try !hook.decodeNil(forKey: .config) {
                     let config = try hook.nestedContainer(keyedBy: ConfigKeys.self, forKey: .config)
@@ -623,6 +627,28 @@ extension KeyedDecodingContainer {
         } catch {
             throw integerError(error, forKey: key)
         }
+    }
+
+    /// An id, attempt or number GitHub counts from 1: a whole number from 1 to 2^53 − 1 (GitHub's ids
+    /// are JavaScript-safe integers). A signed payload holding `run_attempt: 0` or a negative id
+    /// passed decoding once and then broke the store's `CHECK (attempt >= 1)` on every redelivery
+    /// (answered 503, forever); refused here it is a 400 that names the field.
+    fileprivate func decodeIdentifier(forKey key: Key) throws -> Int {
+        try checkedIdentifier(decodeInteger(forKey: key), forKey: key)
+    }
+
+    /// `decodeIdentifier` for an optional field: absent or null is nil, out of range is an error.
+    fileprivate func decodeIdentifierIfPresent(forKey key: Key) throws -> Int? {
+        try decodeIntegerIfPresent(forKey: key).map { try checkedIdentifier($0, forKey: key) }
+    }
+
+    private func checkedIdentifier(_ value: Int, forKey key: Key) throws -> Int {
+        guard WebhookDecoder.identifierRange.contains(value) else {
+            throw WebhookDecoder.FieldFormatError(
+                codingPath: codingPath + [key], expected: "a whole number from 1 to 9007199254740991"
+            )
+        }
+        return value
     }
 
     /// A number that does not fit `Int` (`1.5`, `1e30`) must name its field. swift-corelibs-foundation
