@@ -22,8 +22,9 @@ import Foundation
 /// `@unchecked Sendable`: the daemon pointer is guarded by a lock, everything else is immutable.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
-        /// Where to listen (`127.0.0.1:8080`, `[::]:8080`, ...; see `ListenAddress`). Ignored when
-        /// `listenFileDescriptor` is set.
+        /// Where to listen (`127.0.0.1:8080`, `[::]:8080`, ...; see `ListenAddress`), or a Unix
+        /// socket (`unix:/run/pushward-bridge/admin.sock`, mode 0600; see `UnixListenSocket`).
+        /// Ignored when `listenFileDescriptor` is set.
         public var listen: String
         /// The largest request body accepted, in bytes; larger ones are answered 413. GitHub sends
         /// at most 25 MB.
@@ -54,6 +55,15 @@ public final class HTTPServer: @unchecked Sendable {
         /// An already bound and listening socket to serve instead of binding `listen` (systemd
         /// socket activation passes fd 3). The server closes it when it stops.
         public var listenFileDescriptor: Int32?
+        /// The most body bytes all requests still being received may hold together, before any
+        /// handler has seen (and verified) them; 0 means no budget. Without one, every connection
+        /// may buffer up to `maxBodyBytes` before its signature is checked: 512 connections of
+        /// 25 MiB is 12.5 GiB that any client can make the process hold. A request whose body does
+        /// not fit is answered 503 with `Retry-After` (at once when its `Content-Length` says so,
+        /// else when its upload ends, the rest of it read and dropped).
+        public var unverifiedBodyBudget: Int
+        /// Called once per request refused for the budget (metrics); on libmicrohttpd's threads.
+        public var onBudgetRefusal: (@Sendable () -> Void)?
 
         public init(
             listen: String,
@@ -63,7 +73,9 @@ public final class HTTPServer: @unchecked Sendable {
             connectionTimeout: Int = 15,
             maxHeaderBytes: Int = 32 * 1024,
             threadPoolSize: Int = 4,
-            listenFileDescriptor: Int32? = nil
+            listenFileDescriptor: Int32? = nil,
+            unverifiedBodyBudget: Int = 64 * 1024 * 1024,
+            onBudgetRefusal: (@Sendable () -> Void)? = nil
         ) {
             self.listen = listen
             self.maxBodyBytes = maxBodyBytes
@@ -73,6 +85,8 @@ public final class HTTPServer: @unchecked Sendable {
             self.maxHeaderBytes = maxHeaderBytes
             self.threadPoolSize = threadPoolSize
             self.listenFileDescriptor = listenFileDescriptor
+            self.unverifiedBodyBudget = unverifiedBodyBudget
+            self.onBudgetRefusal = onBudgetRefusal
         }
 
         /// The per-connection memory pool given to libmicrohttpd (see `maxHeaderBytes`): the
@@ -99,6 +113,7 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if !(1...256).contains(threadPoolSize) { return "threadPoolSize must be 1 to 256" }
             if let fd = listenFileDescriptor, fd < 0 { return "listenFileDescriptor must not be negative" }
+            if unverifiedBodyBudget < 0 { return "unverifiedBodyBudget must not be negative" }
             return nil
         }
     }
@@ -106,8 +121,10 @@ public final class HTTPServer: @unchecked Sendable {
     public let configuration: Configuration
     /// The port the server listens on: the kernel's choice when `listen` asked for port 0.
     public let port: Int
-    /// The parsed `listen` address; nil when serving `listenFileDescriptor`.
+    /// The parsed `listen` address; nil when serving `listenFileDescriptor` or a Unix socket.
     public let address: ListenAddress?
+    /// The socket file of a `unix:PATH` listen value, removed when the server stops.
+    public let socketPath: String?
 
     private let context: ServerContext
     /// Held for the whole of `stop()`, so concurrent callers wait for the one stopping.
@@ -132,9 +149,16 @@ public final class HTTPServer: @unchecked Sendable {
         answering handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void
     ) throws(HTTPServerError) {
         if let problem = configuration.problem() { throw .invalidConfiguration(problem) }
+        var configuration = configuration
+        var socketPath: String?
+        if configuration.listenFileDescriptor == nil, let path = UnixListenSocket.path(of: configuration.listen) {
+            configuration.listenFileDescriptor = try UnixListenSocket.bind(path: path)
+            socketPath = path
+        }
         let address = configuration.listenFileDescriptor == nil ? try ListenAddress(parsing: configuration.listen) : nil
         let context = ServerContext(
-            handler: handler, maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes)
+            handler: handler, maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes,
+            bodyBudget: configuration.unverifiedBodyBudget, onBudgetRefusal: configuration.onBudgetRefusal)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
 
         let isIPv6: Bool
@@ -166,11 +190,16 @@ public final class HTTPServer: @unchecked Sendable {
         let startErrno = errno
         guard let started else {
             let place = address?.description ?? "file descriptor \(configuration.listenFileDescriptor ?? -1)"
+            if let socketPath, let fd = configuration.listenFileDescriptor {
+                close(fd)
+                unlink(socketPath)
+            }
             throw .startFailed(address: place, errno: startErrno, message: String(cString: strerror(startErrno)))
         }
 
         self.configuration = configuration
         self.address = address
+        self.socketPath = socketPath
         self.context = context
         self.daemon = started
         self.port = Self.boundPort(started)
@@ -178,6 +207,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     deinit {
         stop()
+    }
+
+    /// Body bytes held now by requests not yet handed to the handler (see `unverifiedBodyBudget`).
+    public var unverifiedBodyBytes: Int {
+        context.heldBodyBytes
     }
 
     /// Requests between their request line and their completion: in progress now. Zero when the
@@ -227,6 +261,7 @@ public final class HTTPServer: @unchecked Sendable {
             if listenSocket >= 0 {
                 close(listenSocket)
             }
+            if let socketPath { unlink(socketPath) }
             daemon = nil
         }
     }

@@ -107,19 +107,35 @@ func pwbHandleRequest(
             }
             // Reserve up front only what any client may cost: an unauthenticated sender that only
             // declares a large Content-Length must not make every connection hold 25 MB. Past
-            // 1 MiB the buffer grows as bytes actually arrive.
-            state.body.reserveCapacity(Int(min(declared, 1 << 20)))
+            // 1 MiB the buffer grows as bytes actually arrive. What is reserved counts against the
+            // budget from now, and a body that cannot fit it now is refused before it is read.
+            let upfront = Int(min(declared, 1 << 20))
+            guard server.bodyBudgetFits(Int(declared)), server.reserveBody(upfront) else {
+                state.overBudget = true
+                server.onBudgetRefusal?()
+                return queue(bodyBudgetExhausted(), on: connection)
+            }
+            state.reservedBodyBytes = upfront
+            state.body.reserveCapacity(upfront)
         }
         return .YES
     }
 
     let pieceSize = uploadDataSize.pointee
     if pieceSize > 0 {
-        if !state.bodyTooLarge, let uploadData {
+        if !state.bodyTooLarge, !state.overBudget, let uploadData {
             if pieceSize > server.maxBodyBytes - state.body.count {
                 state.bodyTooLarge = true
                 state.body = Data()
+                state.releaseBodyBudget()
+            } else if case let needed = state.body.count + pieceSize - state.reservedBodyBytes, needed > 0,
+                !server.reserveBody(needed)
+            {
+                state.overBudget = true
+                state.body = Data()
+                state.releaseBodyBudget()
             } else {
+                state.reservedBodyBytes = max(state.reservedBodyBytes, state.body.count + pieceSize)
                 UnsafeRawPointer(uploadData).withMemoryRebound(to: UInt8.self, capacity: pieceSize) {
                     state.body.append($0, count: pieceSize)
                 }
@@ -139,12 +155,19 @@ func pwbHandleRequest(
     if state.bodyTooLarge {
         return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
     }
+    if state.overBudget {
+        server.onBudgetRefusal?()
+        return queue(bodyBudgetExhausted(), on: connection)
+    }
     let request = state.makeRequest(fallbackPath: url.map { String(cString: $0) } ?? "/")
     state.body = Data()
     let responder = HTTPResponder(connection: connection, context: server)
     state.responder = responder
     server.handing(responder)
     server.handler(request, responder)
+    // The handler verified (or refused) the body before returning; from here it is the
+    // handler's to hold, and it no longer counts against the budget for unverified bodies.
+    state.releaseBodyBudget()
     // Answered already (a quick route): queue it now. Otherwise the connection is suspended until
     // the answer comes, and this thread serves other connections meanwhile.
     if let response = responder.answerOrSuspend() { return queue(response, on: connection) }
@@ -160,6 +183,19 @@ private func headersTooLarge(limit: Int) -> HTTPResponse {
             "detail": .string("the request line and headers are larger than the limit of \(limit) bytes"),
             "limit_bytes": .number(Double(limit)),
         ])
+}
+
+/// The 503 answer for a body that does not fit the budget for unverified bodies: a moment later,
+/// once the bodies ahead of it are verified or gone, it will.
+private func bodyBudgetExhausted() -> HTTPResponse {
+    var response = HTTPResponse.json(
+        503,
+        [
+            "error": "busy",
+            "detail": "the server holds as many unverified request bodies as it allows; retry shortly",
+        ])
+    response.headers.append(("Retry-After", "5"))
+    return response
 }
 
 /// The 413 answer, also used when libmicrohttpd has not read the body at all.

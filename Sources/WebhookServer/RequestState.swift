@@ -28,6 +28,13 @@ final class RequestState {
     /// Set once the body is known to exceed the limit; the rest of the upload is then read and
     /// dropped, and the request is answered 413.
     var bodyTooLarge = false
+    /// Set once the body did not fit the server's budget for unverified bodies; the rest of the
+    /// upload is read and dropped, and the request is answered 503.
+    var overBudget = false
+    /// Bytes of the server's body budget this request holds (its body so far), given back when
+    /// the body goes to the handler or the request ends.
+    var reservedBodyBytes = 0
+
     /// Set when the request went to the handler; its answer arrives through it.
     var responder: HTTPResponder? {
         didSet { if oldValue == nil, responder != nil { handed = true } }
@@ -39,7 +46,14 @@ final class RequestState {
         context.requestStateCreated()
     }
 
+    /// Gives the request's share of the body budget back.
+    func releaseBodyBudget() {
+        context.releaseBody(reservedBodyBytes)
+        reservedBodyBytes = 0
+    }
+
     deinit {
+        context.releaseBody(reservedBodyBytes)
         if handed { context.handedRequestFinished() }
         context.requestStateDestroyed()
     }

@@ -15,19 +15,52 @@ final class ServerContext: @unchecked Sendable {
     /// The largest request line plus header block, in bytes, handed to `handler`.
     let maxHeaderBytes: Int
 
+    /// The most body bytes requests not yet handed to `handler` may hold together; 0: no limit.
+    let bodyBudget: Int
+    let onBudgetRefusal: (@Sendable () -> Void)?
+
     /// Guards the counts and `unanswered`; callbacks run on several pool threads at once.
     private let lock = NSLock()
     private var liveStates = 0
+    private var heldBytes = 0
     /// Requests handed to the handler whose completion libmicrohttpd has not reported yet.
     private var handedStates = 0
     private var unanswered: [ObjectIdentifier: HTTPResponder] = [:]
 
     init(
-        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void, maxBodyBytes: Int, maxHeaderBytes: Int
+        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void, maxBodyBytes: Int, maxHeaderBytes: Int,
+        bodyBudget: Int = 0, onBudgetRefusal: (@Sendable () -> Void)? = nil
     ) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
+        self.bodyBudget = bodyBudget
+        self.onBudgetRefusal = onBudgetRefusal
+    }
+
+    /// Body bytes held by requests not yet handed to the handler.
+    var heldBodyBytes: Int {
+        lock.withLock { heldBytes }
+    }
+
+    /// Whether `count` more bytes fit the budget now (nothing is taken).
+    func bodyBudgetFits(_ count: Int) -> Bool {
+        bodyBudget == 0 || lock.withLock { heldBytes + count <= bodyBudget }
+    }
+
+    /// Takes `count` bytes of the budget, or returns false and takes nothing when they do not fit.
+    func reserveBody(_ count: Int) -> Bool {
+        lock.withLock {
+            guard bodyBudget == 0 || heldBytes + count <= bodyBudget else { return false }
+            heldBytes += count
+            return true
+        }
+    }
+
+    /// Gives back bytes taken with `reserveBody`.
+    func releaseBody(_ count: Int) {
+        guard count > 0 else { return }
+        lock.withLock { heldBytes -= count }
     }
 
     /// How many `RequestState`s exist: requests between their request line and their completion
