@@ -14,15 +14,48 @@ public struct AdminRoutes: Sendable {
     /// The database the page and the API read, through a read-only connection per request: a
     /// WAL reader never waits for the daemon's writer, nor makes it wait. Nil serves `/metrics` only.
     public var databasePath: String?
+    /// Host names answered besides loopback literals and `localhost` (`admin_hosts`), lowercased.
+    public var allowedHosts: Set<String>
 
-    public init(service: BridgeService, metrics: Metrics, token: String?, databasePath: String? = nil) {
+    /// Sent with every answer: the page draws payload text (job, branch and workflow names anyone
+    /// with a pull request chooses), so even if an escape were missed, nothing in it may run
+    /// script, load anything, be framed, or leak the admin URL in a `Referer`.
+    public static let securityHeaders: [(String, String)] = [
+        ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+    ]
+
+    public init(
+        service: BridgeService, metrics: Metrics, token: String?, databasePath: String? = nil,
+        allowedHosts: [String] = []
+    ) {
         self.service = service
         self.metrics = metrics
         self.token = token
         self.databasePath = databasePath
+        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        var response = route(request)
+        response.headers.append(contentsOf: Self.securityHeaders)
+        return response
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPResponse {
+        // Before the token: DNS rebinding gets a browser to send its own Host to this port.
+        if let host = request.header("host"), !isAllowed(host: host) {
+            return .json(
+                421,
+                [
+                    "error": "misdirected_request",
+                    "detail": .string(
+                        "this admin listener does not answer to the host \"\(WebhookIngress.loggable(host))\": "
+                            + "use 127.0.0.1 or localhost, or add the name to admin_hosts"),
+                ])
+        }
         if let token {
             guard let given = request.header("authorization"), Self.constantTimeEqual(given, "Bearer " + token) else {
                 var response = HTTPResponse.json(
@@ -90,6 +123,26 @@ public struct AdminRoutes: Sendable {
                     "detail": "the admin listener serves /, /metrics, /api/runs[/{id}] and /api/deliveries[/{id}]",
                 ])
         }
+    }
+
+    /// Whether a `Host` header names this listener as its operator reaches it: a loopback literal
+    /// (`127.0.0.1`, `[::1]`), `localhost`, or a name in `admin_hosts`, each with or without a port.
+    /// A request without `Host` passes: browsers always send one, so its absence is no rebinding.
+    func isAllowed(host header: String) -> Bool {
+        var host = Substring(header.trimmingCharacters(in: .whitespaces).lowercased())
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let rest = host[host.index(after: close)...]
+            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
+                return false
+            }
+            host = host[...close]
+        } else if let colon = host.lastIndex(of: ":") {
+            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+            host = host[..<colon]
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return BridgeConfiguration.isLoopbackHost(String(host)) || allowedHosts.contains(String(host))
     }
 
     /// Runs `body` on a read-only connection of its own; a store that cannot be read is a 503,

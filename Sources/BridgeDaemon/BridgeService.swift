@@ -96,7 +96,7 @@ public actor BridgeService {
             var counts: [[String]: Int] = [:]
             for (delivery, result) in zip(deliveries, results) {
                 let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
-                counts[[delivery.event, outcome], default: 0] += 1
+                counts[[Metrics.eventLabel(delivery.event), outcome], default: 0] += 1
             }
             for (kind, count) in counts {
                 metrics.add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
@@ -114,7 +114,9 @@ public actor BridgeService {
                 return deliveries.map { ingest([$0])[0] }
             }
             let delivery = deliveries[0]
-            metrics.add("deliveries_total", labels: ["event": delivery.event, "outcome": "store_unavailable"])
+            metrics.add(
+                "deliveries_total",
+                labels: ["event": Metrics.eventLabel(delivery.event), "outcome": "store_unavailable"])
             logger.error(
                 "could not commit a delivery; GitHub is told 503 and can redeliver it",
                 [

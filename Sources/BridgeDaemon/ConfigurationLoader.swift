@@ -37,8 +37,8 @@ public enum ConfigurationLoader {
         if let value = environment["PUSHWARD_ADMIN_LISTEN"] { configuration.adminListen = value }
         if let value = environment["PUSHWARD_DATABASE"] { configuration.database = value }
         if let value = environment["PUSHWARD_URL"] {
-            guard value.hasPrefix("http://") || value.hasPrefix("https://") else {
-                throw ConfigurationError(key: "PUSHWARD_URL", problem: "must be an http(s) URL")
+            if let problem = BridgeConfiguration.pushwardURLProblem(value) {
+                throw ConfigurationError(key: "PUSHWARD_URL", problem: problem)
             }
             configuration.pushwardURL = value
         }
@@ -57,9 +57,20 @@ public enum ConfigurationLoader {
             configuration.logLevel = level
         }
         if let secrets = try secret("PUSHWARD_WEBHOOK_SECRETS", credential: "webhook_secrets", environment) {
-            configuration.webhookSecrets = secrets.split(whereSeparator: { $0 == "\n" || $0 == "," })
-                .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            configuration.webhookSecrets = webhookSecrets(fromLines: secrets)
         }
+    }
+
+    /// `PUSHWARD_WEBHOOK_SECRETS` (or its file or credential): one secret a line. Split on newlines
+    /// only, since a comma, like any other character, may be part of a secret; a trailing `\r`
+    /// (a file saved with CRLF) and empty lines are dropped, nothing else is trimmed.
+    ///
+    /// Split per Unicode scalar, not per `Character`: `"\r\n"` is one Character, which a split on
+    /// `"\n"` would never find.
+    static func webhookSecrets(fromLines text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: true)
+            .map { line in String(String.UnicodeScalarView(line.last == "\r" ? line.dropLast() : line[...])) }
+            .filter { !$0.isEmpty }
     }
 
     /// A secret from, in order of preference: systemd credential `credential`, the file named by
@@ -82,7 +93,13 @@ public enum ConfigurationLoader {
         return environment[name]
     }
 
-    /// Problems that make `serve` refuse to start (the file itself parsed).
+    /// The shortest webhook secret accepted, in bytes. GitHub takes any secret, but HMAC is only as
+    /// strong as its key: a short one can be guessed offline from a single signed delivery.
+    public static let minimumSecretBytes = 16
+    /// The example configuration's placeholder secret starts with this.
+    public static let placeholderSecretPrefix = "change-me"
+
+    /// Problems that make `serve` and `check-config` refuse (exit 78; the file itself parsed).
     public static func servingProblems(_ configuration: BridgeConfiguration) -> [ConfigurationError] {
         var problems: [ConfigurationError] = []
         if configuration.webhookSecrets.isEmpty {
@@ -92,7 +109,12 @@ public enum ConfigurationLoader {
                     problem: "no webhook secret configured: set one (or PUSHWARD_WEBHOOK_SECRETS) so deliveries "
                         + "can be verified"))
         }
-        if configuration.adminToken == nil, !isLoopback(configuration.adminListen) {
+        for (index, secret) in configuration.webhookSecrets.enumerated() {
+            if let problem = secretProblem(secret, listen: configuration.listen) {
+                problems.append(ConfigurationError(key: "github.webhook_secrets[\(index)]", problem: problem))
+            }
+        }
+        if configuration.adminToken == nil, !isLocalAdmin(configuration.adminListen) {
             problems.append(
                 ConfigurationError(
                     key: "admin_token",
@@ -102,10 +124,32 @@ public enum ConfigurationLoader {
         return problems
     }
 
+    /// Why `secret` must not verify deliveries, or nil. An empty secret made every body "signed"
+    /// (an HMAC with an empty key is anyone's to compute); a whitespace-only or short one is a
+    /// slip of the same kind. The example's placeholder is public, so it passes only while the
+    /// webhook listener is on loopback, where `make run` uses it.
+    static func secretProblem(_ secret: String, listen: String) -> String? {
+        if secret.isEmpty {
+            return "is empty: anyone could sign a delivery with it; set the secret of your GitHub webhook"
+        }
+        if secret.allSatisfy(\.isWhitespace) {
+            return "is only white space: set the secret of your GitHub webhook"
+        }
+        if secret.utf8.count < minimumSecretBytes {
+            return "is \(secret.utf8.count) bytes long; use at least \(minimumSecretBytes) (for example the output "
+                + "of `openssl rand -hex 32`) in GitHub and here"
+        }
+        if secret.hasPrefix(placeholderSecretPrefix), !isLoopback(listen) {
+            return "is still the example's placeholder and listen \(listen) is not on loopback: set the secret of "
+                + "your GitHub webhook"
+        }
+        return nil
+    }
+
     /// Things worth a warning at start that do not stop it.
     public static func servingWarnings(_ configuration: BridgeConfiguration) -> [String] {
         var warnings: [String] = []
-        if configuration.webhookSecrets.contains(where: { $0.hasPrefix("change-me") }) {
+        if configuration.webhookSecrets.contains(where: { $0.hasPrefix(placeholderSecretPrefix) }) {
             warnings.append(
                 "github.webhook_secrets is still the example's placeholder: fine on a laptop, never for a real hook")
         }
@@ -114,7 +158,15 @@ public enum ConfigurationLoader {
 
     /// True for `127.x.x.x:port`, `[::1]:port` and `localhost:port`.
     public static func isLoopback(_ listen: String) -> Bool {
-        listen.hasPrefix("127.") || listen.hasPrefix("[::1]:") || listen.hasPrefix("localhost:")
+        guard let colon = listen.lastIndex(of: ":") else { return false }
+        return BridgeConfiguration.isLoopbackHost(String(listen[..<colon]))
+    }
+
+    /// True when only this machine reaches the admin listener without a token: a loopback address,
+    /// or a Unix socket (`unix:PATH`, mode 0600), which only the service's user can open. (The
+    /// webhook listener gets no such pass for a socket: a reverse proxy may publish it.)
+    public static func isLocalAdmin(_ adminListen: String) -> Bool {
+        adminListen.hasPrefix("unix:") || isLoopback(adminListen)
     }
 
     /// The configuration as `check-config` prints it, with secrets masked.
@@ -130,11 +182,13 @@ public enum ConfigurationLoader {
         }
         return [
             "listen": .string(configuration.listen), "admin_listen": .string(configuration.adminListen),
+            "admin_hosts": .array(configuration.adminHosts.map { .string($0) }),
             "admin_token": configuration.adminToken.map(mask) ?? .null, "log_level": .string(configuration.logLevel),
             "database": .string(configuration.database),
             "github": [
                 "webhook_secrets": .array(configuration.webhookSecrets.map(mask)),
                 "max_body_bytes": .number(Double(configuration.maxBodyBytes)),
+                "max_unverified_body_bytes": .number(Double(configuration.maxUnverifiedBodyBytes)),
                 "payload_retention": .number(Double(configuration.payloadRetention)),
             ],
             "pushward": [

@@ -43,13 +43,17 @@ public final class Daemon: @unchecked Sendable {
             secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
         var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
         serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
+        let counters = counters
+        serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
         let activated = SocketActivation.descriptors()
         if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
         server = try HTTPServer(configuration: serverConfiguration) { request, responder in
             ingress.handle(request, respond: responder.respond)
         }
         let admin = AdminRoutes(
-            service: service, metrics: counters, token: configuration.adminToken, databasePath: configuration.database)
+            service: service, metrics: counters, token: configuration.adminToken, databasePath: configuration.database,
+            allowedHosts: configuration.adminHosts)
         var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
         adminConfiguration.maxBodyBytes = 64 * 1024
         adminConfiguration.threadPoolSize = 2
@@ -159,6 +163,14 @@ public final class Daemon: @unchecked Sendable {
         var needsRestart: [String] = []
         if new.listen != configuration.listen { needsRestart.append("listen") }
         if new.adminListen != configuration.adminListen { needsRestart.append("admin_listen") }
+        if new.adminHosts != configuration.adminHosts || new.adminToken != configuration.adminToken {
+            needsRestart.append("admin_hosts/admin_token")
+        }
+        if new.maxBodyBytes != configuration.maxBodyBytes
+            || new.maxUnverifiedBodyBytes != configuration.maxUnverifiedBodyBytes
+        {
+            needsRestart.append("body limits")
+        }
         if new.database != configuration.database { needsRestart.append("database") }
         if new.webhookSecrets != configuration.webhookSecrets { needsRestart.append("github.webhook_secrets") }
         if new.apiKey != configuration.apiKey || new.pushwardURL != configuration.pushwardURL {

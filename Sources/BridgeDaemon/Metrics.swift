@@ -47,11 +47,24 @@ public final class Metrics: @unchecked Sendable {
         describe(
             "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
         describe("http_responses_total", "counter", "Webhook listener answers by status.")
+        describe(
+            "unverified_body_budget_refusals_total", "counter",
+            "Requests answered 503 because bodies not yet verified held the whole body budget.")
         describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")
         describe("ingest_batch_size", "histogram", "Deliveries committed together in one transaction (group commit).")
         describe("pushward_requests_total", "counter", "Requests to PushWard by kind and status (none: no answer).")
         describe("pushward_retries_total", "counter", "Requests that failed and will be retried.")
         describe("pushward_request_latency_seconds", "histogram", "PushWard request round trips.")
+    }
+
+    /// The `event` label of a delivery: the events the bridge reads by name, every other one as
+    /// `other`. The header is the sender's to choose, so its value never becomes a series of its
+    /// own: a sender cycling through names would grow `/metrics` without bound.
+    public static func eventLabel(_ event: String) -> String {
+        switch event {
+        case "workflow_run", "workflow_job", "ping": event
+        default: "other"
+        }
     }
 
     public func describe(_ name: String, _ type: String, _ text: String) {

@@ -13,6 +13,8 @@ public struct WebhookIngress: Sendable {
     public var counters: Metrics
     public var logger: Logger
     public var clock: @Sendable () -> UnixTime
+    /// The 401 line: one a second, with the count of those folded into it.
+    let unverifiedLog = LogRateLimit(period: 1)
 
     public init(
         secrets: [String], service: BridgeService, counters: Metrics, logger: Logger,
@@ -77,7 +79,10 @@ public struct WebhookIngress: Sendable {
     private func webhook(_ request: HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) {
         let deliveryID = request.header("x-github-delivery") ?? ""
         let event = request.header("x-github-event") ?? ""
-        var metadata: [String: JSONValue] = ["github.delivery": .string(deliveryID), "github.event": .string(event)]
+        // Until the signature verifies, these headers are anyone's words: logged cut short.
+        var metadata: [String: JSONValue] = [
+            "github.delivery": .string(Self.loggable(deliveryID)), "github.event": .string(Self.loggable(event)),
+        ]
         if let remote = request.remoteAddress { metadata["http.remote"] = .string(remote) }
 
         let mediaType = request.header("content-type")?.split(separator: ";").first
@@ -102,7 +107,10 @@ public struct WebhookIngress: Sendable {
             break
         case .missing, .malformed, .mismatch:
             counters.add("signature_failures_total")
-            logger.warning("refused a delivery whose signature does not verify", metadata)
+            if let dropped = unverifiedLog.admit(at: clock()) {
+                if dropped > 0 { metadata["log.dropped"] = .number(Double(dropped)) }
+                logger.warning("refused a delivery whose signature does not verify", metadata)
+            }
             return respond(
                 .json(
                     401,
@@ -117,12 +125,54 @@ public struct WebhookIngress: Sendable {
                 .json(
                     400, ["error": "missing_header", "detail": "X-GitHub-Event and X-GitHub-Delivery are required"]))
         }
+        guard Self.isValidDeliveryID(deliveryID) else {
+            logger.warning("refused a delivery whose X-GitHub-Delivery is not an id", metadata)
+            return respond(
+                .json(
+                    400,
+                    [
+                        "error": "invalid_header",
+                        "detail": .string(
+                            "X-GitHub-Delivery must be 1 to \(Self.maxDeliveryIDLength) characters of A-Z, a-z, 0-9, "
+                                + "'.', '_' and '-' (GitHub sends a GUID)"),
+                    ]))
+        }
         let delivery = IncomingDelivery(
             id: deliveryID, event: event, hookID: request.header("x-github-hook-id"), contentType: mediaType,
             body: request.body, receivedAt: clock())
         // Decoded above (IncomingDelivery.init), on this thread; committed with whatever else
         // arrived meanwhile, and answered only after that commit.
         service.submit(delivery) { result in respond(.json(result.status, result.body)) }
+    }
+
+    /// The longest `X-GitHub-Delivery` accepted; GitHub's GUIDs have 36 characters.
+    public static let maxDeliveryIDLength = 64
+    /// The most characters of an unauthenticated header that reach a log line.
+    public static let maxLoggedHeaderCharacters = 64
+
+    /// A delivery id that can be stored, logged, put in a URL (`/api/deliveries/{id}`) and typed
+    /// into `deliveries show` as it is: `[A-Za-z0-9._-]{1,64}`, checked per byte.
+    public static func isValidDeliveryID(_ id: String) -> Bool {
+        let bytes = id.utf8
+        guard (1...maxDeliveryIDLength).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                true
+            default: false
+            }
+        }
+    }
+
+    /// At most `maxLoggedHeaderCharacters` Unicode scalars of a header nobody vouched for, with `…`
+    /// when cut: a 30 KB header must not become a 30 KB log line.
+    public static func loggable(_ header: String) -> String {
+        let scalars = header.unicodeScalars
+        guard scalars.count > maxLoggedHeaderCharacters else { return header }
+        var text = String.UnicodeScalarView(scalars.prefix(maxLoggedHeaderCharacters))
+        text.append("…")
+        return String(text)
     }
 
     /// Runs async work to completion from a thread that is not part of Swift's pool (libmicrohttpd's).

@@ -36,7 +36,7 @@ public struct PushWardClient: Sendable {
         sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
         sessionConfiguration.timeoutIntervalForResource = configuration.timeout
         sessionConfiguration.httpMaximumConnectionsPerHost = 8
-        session = URLSession(configuration: sessionConfiguration)
+        session = URLSession(configuration: sessionConfiguration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
     /// The URLRequest for `request`: exposed so tests can check every header without a network.
@@ -62,6 +62,14 @@ public struct PushWardClient: Sendable {
         do {
             let (data, response) = try await session.data(for: urlRequest)
             guard let http = response as? HTTPURLResponse else { return .noAnswer(reason: "not an HTTP response") }
+            if (300..<400).contains(http.statusCode) {
+                // Never followed (`RedirectRefusal`): the request would carry the API key to wherever
+                // the Location points. It is retried like a lost answer, and the reason says what to fix.
+                let location = http.value(forHTTPHeaderField: "Location").map { " to \($0.prefix(200))" } ?? ""
+                return .noAnswer(
+                    reason: "PushWard answered \(http.statusCode), a redirect\(location), which the bridge does not "
+                        + "follow with the API key: set pushward.url to the address the API answers at")
+            }
             if (200..<300).contains(http.statusCode) { return .success(status: http.statusCode) }
             return .problem(
                 ProblemDecoder.decode(
@@ -85,5 +93,16 @@ extension URLError.Code {
         case .secureConnectionFailed: "TLS failed"
         default: "URL error \(rawValue)"
         }
+    }
+}
+
+/// Refuses every HTTP redirect, so the `Authorization: Bearer` header never goes to a host (or a
+/// plain-HTTP address) that `pushward.url` does not name. The 3xx itself becomes the answer.
+private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }

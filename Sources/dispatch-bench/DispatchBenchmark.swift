@@ -19,7 +19,7 @@ enum DispatchBenchmark {
         "examples/sample-run.jsonl", "examples/reference/matrix-success.jsonl",
         "examples/reference/matrix-failure.jsonl",
     ]
-    static let secret = "bench-secret"
+    static let secret = "bench-secret-0123456"
     static let repetitions = 3
 
     struct RunFigures {

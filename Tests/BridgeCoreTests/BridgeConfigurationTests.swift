@@ -259,6 +259,14 @@ struct BridgeConfigurationTests {
             (#"{"pushward": {"end_delay": -1}}"#, "pushward.end_delay"),
             (#"{"pushward": {"url": "ftp://x"}}"#, "pushward.url"),
             (#"{"pushward": {"url": "api.pushward.app"}}"#, "pushward.url"),
+            // The API key goes with every request: never over plain HTTP across a network.
+            (#"{"pushward": {"url": "http://api.pushward.app"}}"#, "pushward.url"),
+            (#"{"pushward": {"url": "http://10.0.0.5:8787"}}"#, "pushward.url"),
+            (#"{"pushward": {"url": "http://127.0.0.1.example.com"}}"#, "pushward.url"),
+            (#"{"admin_hosts": "bridge.internal"}"#, "admin_hosts"),
+            (#"{"admin_hosts": [""]}"#, "admin_hosts"),
+            (#"{"admin_hosts": ["a b"]}"#, "admin_hosts"),
+            (#"{"github": {"max_unverified_body_bytes": 0}}"#, "github.max_unverified_body_bytes"),
             (#"{"github": {"max_body_bytes": 0}}"#, "github.max_body_bytes"),
             (#"{"github": {"payload_retention": "1.5h"}}"#, "github.payload_retention"),
             (#"{"github": {"payload_retention": "400d"}}"#, "github.payload_retention"),
@@ -281,7 +289,21 @@ struct BridgeConfigurationTests {
         let scope = try #require(configurationError(#"{"activity": {"scope": "org"}}"#))
         #expect(scope.problem == #"must be "repository" or "workflow""#)
         let url = try #require(configurationError(#"{"pushward": {"url": "ftp://x"}}"#))
-        #expect(url.problem == "must be an http(s) URL")
+        #expect(url.problem == "must be an absolute https:// URL such as https://api.pushward.app")
+        let plain = try #require(configurationError(#"{"pushward": {"url": "http://api.pushward.app"}}"#))
+        #expect(plain.problem.contains("must be https://"))
+    }
+
+    @Test("pushward.url over plain http is accepted to loopback hosts only; admin_hosts are lowercased")
+    func loopbackHTTPAndAdminHosts() throws {
+        for url in ["http://127.0.0.1:8787", "http://localhost:8787/", "http://[::1]:8787", "HTTPS://api.pushward.app"]
+        {
+            let json = #"{"pushward": {"url": "\#(url)"}, "admin_hosts": ["Bridge.Internal", "10.0.0.5"]}"#
+            let configuration = try BridgeConfiguration(json: Data(json.utf8))
+            #expect(configuration.pushwardURL == url)
+            #expect(configuration.adminHosts == ["bridge.internal", "10.0.0.5"])
+        }
+        #expect(BridgeConfiguration().maxUnverifiedBodyBytes == 64 * 1024 * 1024)
     }
 
     @Test("range limits are inclusive")

@@ -188,6 +188,20 @@ struct CLITests {
         #expect(result.stderr.contains("github.webhook_secrets"))
     }
 
+    @Test("check-config and serve exit 78 naming the key for an empty or short secret")
+    func weakSecretRefused() async throws {
+        for secrets in [[""], ["short-secret"]] {
+            let directory = try ScratchDirectory()
+            let config = try Self.configFile(secrets, in: directory)
+            for command in ["check-config", "serve"] {
+                let result = try await BridgeProcess.run([command, "--config", config], in: directory)
+                #expect(result.reason == .exit)
+                #expect(result.status == 78, "\(command) \(secrets): \(result.stderr)")
+                #expect(result.stderr.contains("github.webhook_secrets[0]"), "\(result.stderr)")
+            }
+        }
+    }
+
     @Test("check-config masks secrets, and reads them from PUSHWARD_WEBHOOK_SECRETS_FILE and credentials")
     func checkConfigMasksSecrets() async throws {
         let directory = try ScratchDirectory()
@@ -242,12 +256,16 @@ struct ConfigurationLoaderTests {
         #expect(loaded.database == directory.path("from-file.sqlite"))
     }
 
-    @Test("PUSHWARD_WEBHOOK_SECRETS replaces them: comma or newline separated, trimmed")
+    @Test(
+        "PUSHWARD_WEBHOOK_SECRETS replaces them: one a line, a comma is part of a secret, CRLF and blank lines dropped")
     func variable() throws {
         let loaded = try ConfigurationLoader.load(
             path: config,
-            environment: ["PUSHWARD_WEBHOOK_SECRETS": " one ,two\nthree,, ", "PUSHWARD_DATABASE": "/tmp/other.sqlite"])
-        #expect(loaded.webhookSecrets == ["one", "two", "three"])
+            environment: [
+                "PUSHWARD_WEBHOOK_SECRETS": "one,two-0123456789\r\n\nthree three 0123456789\n",
+                "PUSHWARD_DATABASE": "/tmp/other.sqlite",
+            ])
+        #expect(loaded.webhookSecrets == ["one,two-0123456789", "three three 0123456789"])
         #expect(loaded.database == "/tmp/other.sqlite")
     }
 
@@ -303,9 +321,67 @@ struct ConfigurationLoaderTests {
 
         configuration.webhookSecrets = []
         #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["github.webhook_secrets"])
-        // The example's placeholder starts (make run uses it) but is warned about.
+        // The example's placeholder starts on loopback (make run uses it) but is warned about.
         configuration.webhookSecrets = ["change-me-to-the-secret-of-your-github-webhook"]
         #expect(ConfigurationLoader.servingProblems(configuration).isEmpty)
         #expect(ConfigurationLoader.servingWarnings(configuration).count == 1)
+    }
+
+    @Test(
+        "an empty, blank or short secret, and the placeholder off loopback, are serving problems naming the key",
+        arguments: [
+            ("", "127.0.0.1:8080", "empty"),
+            ("   \t  ", "127.0.0.1:8080", "white space"),
+            ("\u{3000}\u{3000}\u{3000}\u{3000}\u{3000}\u{3000}", "127.0.0.1:8080", "white space"),
+            ("fifteen-bytes-x", "127.0.0.1:8080", "15 bytes"),
+            ("change-me-to-the-secret-of-your-github-webhook", "0.0.0.0:8080", "placeholder"),
+            ("change-me-to-the-secret-of-your-github-webhook", "[::]:8080", "placeholder"),
+            ("change-me-to-the-secret-of-your-github-webhook", "unix:/run/pushward-bridge/hook.sock", "placeholder"),
+        ])
+    func weakSecrets(secret: String, listen: String, reason: String) throws {
+        var configuration = try ConfigurationLoader.load(path: config, environment: [:])
+        configuration.listen = listen
+        configuration.webhookSecrets = ["a-good-secret-0123456789", secret]
+        let problems = ConfigurationLoader.servingProblems(configuration)
+        #expect(problems.map(\.key) == ["github.webhook_secrets[1]"])
+        #expect(problems.first?.problem.contains(reason) == true, "\(problems)")
+    }
+
+    @Test("16 bytes is enough, counted in UTF-8; the placeholder on every loopback spelling is allowed")
+    func acceptableSecrets() throws {
+        var configuration = try ConfigurationLoader.load(path: config, environment: [:])
+        configuration.webhookSecrets = ["sixteen-bytes-xy", "ü-is-two-bytes-x"]
+        #expect(ConfigurationLoader.servingProblems(configuration).isEmpty)
+        configuration.webhookSecrets = ["change-me-to-the-secret-of-your-github-webhook"]
+        for listen in ["127.0.0.1:8080", "127.1.2.3:0", "localhost:8080", "[::1]:8080"] {
+            configuration.listen = listen
+            #expect(ConfigurationLoader.servingProblems(configuration).isEmpty, "\(listen)")
+        }
+    }
+
+    @Test("the admin listener needs no token on loopback or a Unix socket, and one anywhere else")
+    func adminTokenRule() throws {
+        var configuration = try ConfigurationLoader.load(path: config, environment: [:])
+        for listen in ["127.0.0.1:9090", "[::1]:9090", "localhost:9090", "unix:/run/pushward-bridge/admin.sock"] {
+            configuration.adminListen = listen
+            #expect(ConfigurationLoader.servingProblems(configuration).isEmpty, "\(listen)")
+        }
+        for listen in ["0.0.0.0:9090", "[::]:9090", "10.0.0.5:9090", "127.example.com:9090"] {
+            configuration.adminListen = listen
+            #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["admin_token"], "\(listen)")
+        }
+    }
+
+    @Test("PUSHWARD_URL must be https, or http to a loopback host")
+    func pushwardURLFromTheEnvironment() throws {
+        for good in ["https://api.pushward.app", "http://127.0.0.1:8787", "http://localhost:1", "http://[::1]:8787"] {
+            let loaded = try ConfigurationLoader.load(path: config, environment: ["PUSHWARD_URL": good])
+            #expect(loaded.pushwardURL == good)
+        }
+        for bad in ["http://api.pushward.app", "http://127.example.com", "ftp://x", "api.pushward.app", "https://"] {
+            #expect(throws: ConfigurationError.self, "\(bad)") {
+                _ = try ConfigurationLoader.load(path: config, environment: ["PUSHWARD_URL": bad])
+            }
+        }
     }
 }

@@ -12,7 +12,7 @@ import WebhookServer
 /// same database: PushWard must end up exactly where an uninterrupted run leaves it.
 @Suite("Crash recovery", .serialized, .timeLimit(.minutes(3)))
 struct CrashRecoveryTests {
-    static let secret = "crash-secret"
+    static let secret = "crash-secret-0123456"
 
     /// `pushward-bridge serve` as a child process; its webhook port is read from its first log line.
     final class ServeProcess {

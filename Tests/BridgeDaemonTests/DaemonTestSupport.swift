@@ -287,6 +287,30 @@ final class HTTPTestClient {
         fd = socketFD
     }
 
+    /// Connects to a Unix domain socket (an `admin_listen` of `unix:PATH`).
+    init(unixSocket path: String, timeout: Double = 20) throws {
+        self.timeout = timeout
+        let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketFD >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes.prefix(raw.count - 1))
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(socketFD)
+            throw Failure(description: "connect to \(path): \(String(cString: strerror(code)))")
+        }
+        fd = socketFD
+    }
+
     deinit {
         close(fd)
     }
@@ -358,19 +382,20 @@ final class HTTPTestClient {
 
     /// The head of a request with `Connection: close` and the given `Content-Length`.
     static func head(
-        method: String, target: String, headers: [(String, String)], contentLength: Int
+        method: String, target: String, headers: [(String, String)], contentLength: Int, host: String? = "localhost"
     ) -> String {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\n" + (host.map { "Host: \($0)\r\n" } ?? "") + "Connection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         return head + "Content-Length: \(contentLength)\r\n\r\n"
     }
 
     /// One complete request and its response.
     static func request(
-        port: Int, method: String, target: String, headers: [(String, String)] = [], body: Data = Data()
+        port: Int, method: String, target: String, headers: [(String, String)] = [], body: Data = Data(),
+        host: String? = "localhost"
     ) throws -> Response {
         let client = try HTTPTestClient(port: port)
-        let head = head(method: method, target: target, headers: headers, contentLength: body.count)
+        let head = head(method: method, target: target, headers: headers, contentLength: body.count, host: host)
         try client.send(Data(head.utf8) + body)
         return try client.readResponse()
     }

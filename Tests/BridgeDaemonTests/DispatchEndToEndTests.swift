@@ -15,7 +15,7 @@ import WebhookServer
 /// whatever the real server rejects): outages, rate limits, quota, deleted activities, refusals.
 @Suite("Dispatch end to end", .serialized, .timeLimit(.minutes(2)))
 struct DispatchEndToEndTests {
-    static let secret = "dispatch-secret"
+    static let secret = "dispatch-secret-0123"
 
     /// A daemon in this process, with its own database, delivering to `fake`.
     final class Bridge: @unchecked Sendable {

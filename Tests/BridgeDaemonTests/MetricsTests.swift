@@ -11,7 +11,7 @@ import WebhookServer
 
 @Suite("Metrics and the admin listener", .serialized)
 struct MetricsTests {
-    static let secret = "metrics-secret"
+    static let secret = "metrics-secret-01234"
 
     static func daemon(adminToken: String? = nil) throws -> (Daemon, String) {
         let directory = NSTemporaryDirectory() + "metrics-\(UUID().uuidString)"
@@ -127,7 +127,7 @@ struct MetricsTests {
     @Test("serve refuses an admin listener off loopback without a token")
     func tokenRequiredOffLoopback() throws {
         var configuration = BridgeConfiguration()
-        configuration.webhookSecrets = ["x"]
+        configuration.webhookSecrets = ["metrics-secret-01234"]
         configuration.adminListen = "0.0.0.0:9090"
         #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["admin_token"])
         configuration.adminToken = "token"

@@ -23,7 +23,7 @@ struct SystemdIntegrationTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let config = """
             {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
-             "github": {"webhook_secrets": ["systemd-secret"]}}
+             "github": {"webhook_secrets": ["systemd-secret-0123456"]}}
             """
         try config.write(toFile: directory + "/config.json", atomically: true, encoding: .utf8)
         return directory

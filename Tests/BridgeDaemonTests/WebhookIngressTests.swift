@@ -81,7 +81,11 @@ struct WebhookIngressTests {
             #expect(try await deliveryCount(daemon) == 0)
             let logged = daemon.log.entries(containing: "signature")
             let ids = Set(logged.compactMap { $0["github.delivery"]?.stringValue })
-            #expect(ids == ["unsigned-1", "wrong-secret-1", "legacy-1", "tampered-1", "garbage-1"])
+            // The line is rate-limited (IngressHardeningTests): the first is always written, the
+            // rest within a second are folded into the next one's `log.dropped`.
+            #expect(ids.contains("unsigned-1"))
+            #expect(ids.isSubset(of: ["unsigned-1", "wrong-secret-1", "legacy-1", "tampered-1", "garbage-1"]))
+            #expect(logged.reduce(0) { $0 + 1 + Int($1["log.dropped"]?.doubleValue ?? 0) } <= 5)
             #expect(logged.allSatisfy { $0["level"] == "warning" })
             // The body is never logged.
             #expect(!daemon.log.lines.contains { $0.contains("not json") })

@@ -8,11 +8,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// Bearer token for the admin listener (`/metrics`, the admin API, the status page); required
     /// when `admin_listen` is not on loopback. Nil: none.
     public var adminToken: String?
+    /// Host names (without port) the admin listener answers to besides loopback literals and
+    /// `localhost`: any other `Host` header is answered 421, so a web page cannot rebind its own
+    /// name to the admin address and read it. Empty: loopback names only.
+    public var adminHosts: [String] = []
     /// `debug`, `info`, `notice`, `warning` or `error`.
     public var logLevel = "info"
     public var database = "var/pushward-bridge.sqlite"
     public var webhookSecrets: [String] = []
     public var maxBodyBytes = 25 * 1024 * 1024
+    /// The most body bytes the webhook listener holds for requests whose signature is not checked
+    /// yet, all connections together; past it a request is answered 503 with `Retry-After`.
+    public var maxUnverifiedBodyBytes = 64 * 1024 * 1024
     /// How long raw payloads are kept: GitHub can redeliver for 3 days.
     public var payloadRetention = 3 * 86_400
     public var pushwardURL = "https://api.pushward.app"
@@ -42,6 +49,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
         listen = try reader.string("listen") ?? listen
         adminListen = try reader.string("admin_listen") ?? adminListen
         adminToken = try reader.string("admin_token").flatMap { $0.isEmpty ? nil : $0 }
+        adminHosts = try reader.strings("admin_hosts")?.map { $0.lowercased() } ?? adminHosts
+        if let host = adminHosts.first(where: { $0.isEmpty || $0.contains(where: \.isWhitespace) }) {
+            throw ConfigurationError(key: "admin_hosts", problem: "\"\(host)\" is not a host name")
+        }
         if let level = try reader.string("log_level") {
             guard Self.logLevels.contains(level) else {
                 throw ConfigurationError(
@@ -53,13 +64,15 @@ public struct BridgeConfiguration: Sendable, Equatable {
         if var github = try reader.section("github") {
             webhookSecrets = try github.strings("webhook_secrets") ?? []
             maxBodyBytes = try github.integer("max_body_bytes", in: 1...(1 << 30)) ?? maxBodyBytes
+            maxUnverifiedBodyBytes =
+                try github.integer("max_unverified_body_bytes", in: 1...(1 << 34)) ?? maxUnverifiedBodyBytes
             payloadRetention = try github.duration("payload_retention") ?? payloadRetention
             try github.finish()
         }
         if var pushward = try reader.section("pushward") {
             pushwardURL = try pushward.string("url") ?? pushwardURL
-            guard pushwardURL.hasPrefix("http://") || pushwardURL.hasPrefix("https://") else {
-                throw ConfigurationError(key: "pushward.url", problem: "must be an http(s) URL")
+            if let problem = Self.pushwardURLProblem(pushwardURL) {
+                throw ConfigurationError(key: "pushward.url", problem: problem)
             }
             apiKey = try pushward.string("api_key").flatMap { $0.isEmpty ? nil : $0 }
             activity.priority = try pushward.integer("priority", in: 0...10) ?? activity.priority
@@ -93,6 +106,34 @@ public struct BridgeConfiguration: Sendable, Equatable {
             try filters.finish()
         }
         try reader.finish()
+    }
+
+    /// Why `url` cannot be PushWard's address, or nil. Every request carries the API key, so it
+    /// goes over `https://` only; plain `http://` is allowed to a loopback host (a local test
+    /// server, or a TLS-terminating sidecar on the same machine), where nothing crosses a network.
+    public static func pushwardURLProblem(_ url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty
+        else { return "must be an absolute https:// URL such as https://api.pushward.app" }
+        switch scheme {
+        case "https":
+            return nil
+        case "http" where isLoopbackHost(host):
+            return nil
+        case "http":
+            return "must be https:// (plain http:// is allowed only to a loopback host): the API key goes with "
+                + "every request"
+        default:
+            return "must be an absolute https:// URL such as https://api.pushward.app"
+        }
+    }
+
+    /// `localhost`, `127.0.0.0/8` or `::1`, as a URL or `listen` spells the host.
+    public static func isLoopbackHost(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" || bare == "::1" { return true }
+        let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// Reads keys off one JSON object and remembers which it read, so `finish` can reject the rest.

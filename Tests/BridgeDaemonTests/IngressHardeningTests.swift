@@ -1,0 +1,130 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The webhook listener against what an unauthenticated sender controls (headers of forged
+/// deliveries: their size, their rate, their names) and against signed but impossible values.
+@Suite("webhook ingress hardening", .timeLimit(.minutes(1)))
+struct IngressHardeningTests {
+    static let script = RunScript(runID: 4_343, workflow: "CI")
+
+    static func queuedJob(id: Int = 60_000, attempt: Int = 1) -> Data {
+        var job = GitHubPayload.json(script.job(id, "lint", "queued", createdAt: 2))
+        if case .object(var root) = job, case .object(var inner)? = root["workflow_job"] {
+            inner["run_attempt"] = .number(Double(attempt))
+            root["workflow_job"] = .object(inner)
+            job = .object(root)
+        }
+        return job.canonicalData
+    }
+
+    /// Forged deliveries with a 9 KB delivery id, event name and signature (together under the
+    /// 32 KiB header limit).
+    static func forged(_ daemon: RunningDaemon, count: Int) async throws {
+        let huge = String(repeating: "A", count: 9_000)
+        for index in 0..<count {
+            let response = try await daemon.request(
+                method: "POST", target: "/webhook",
+                headers: [
+                    ("Content-Type", "application/json"), ("X-GitHub-Event", "evt-\(index)-" + huge),
+                    ("X-GitHub-Delivery", "forged-\(index)-" + huge), ("X-Hub-Signature-256", "sha256=" + huge),
+                ], body: Self.queuedJob())
+            #expect(response.status == 401)
+        }
+    }
+
+    @Test("unsigned headers are logged cut to 64 characters; the 401 line comes once a second with a dropped count")
+    func unauthenticatedLogging() async throws {
+        try await withDaemon { daemon in
+            try await Self.forged(daemon, count: 25)
+            // Past the period, the next refusal is logged with what was folded meanwhile.
+            try await Task.sleep(for: .milliseconds(1_100))
+            try await Self.forged(daemon, count: 1)
+
+            let lines = daemon.log.entries(containing: "signature does not verify")
+            #expect(!lines.isEmpty)
+            // A burst of 25 in well under a few seconds: a few lines, not 25.
+            #expect(lines.count < 10, "\(lines.count) lines for 26 refusals")
+            let accounted = lines.reduce(0) { $0 + 1 + Int($1["log.dropped"]?.doubleValue ?? 0) }
+            #expect(accounted == 26, "every refusal is either logged or counted in log.dropped")
+            for line in lines {
+                let delivery = try #require(line["github.delivery"]?.stringValue)
+                let event = try #require(line["github.event"]?.stringValue)
+                #expect(delivery.unicodeScalars.count <= 65 && delivery.hasSuffix("…"))
+                #expect(event.unicodeScalars.count <= 65 && event.hasSuffix("…"))
+            }
+            #expect(daemon.log.lines.allSatisfy { $0.utf8.count < 2_000 }, "a log line carries a huge header")
+            #expect(daemon.daemon.counters.value("signature_failures_total") == 26)
+        }
+    }
+
+    @Test("the event label of deliveries_total is one of workflow_run, workflow_job, ping, other")
+    func eventLabelsAreAFixedSet() async throws {
+        try await withDaemon { daemon in
+            for name in ["check_run", "made-up-event-\(UUID().uuidString)", "x\"} 1\u{2028}# HELP injected"] {
+                let response = try await daemon.deliver(event: name, id: deliveryID("ev"), body: Data("{}".utf8))
+                #expect(response.status == 200, "\(name)")
+            }
+            #expect(
+                try await daemon.deliver(event: "workflow_job", id: deliveryID("ok"), body: Self.queuedJob()).status
+                    == 202)
+            let text = daemon.daemon.counters.prometheusText(gauges: [])
+            let labels = Set(
+                text.split(separator: "\n").filter { $0.hasPrefix("pushward_bridge_deliveries_total{") }
+                    .compactMap { line -> String? in
+                        guard let start = line.range(of: "event=\""),
+                            let end = line[start.upperBound...].firstIndex(of: "\"")
+                        else { return nil }
+                        return String(line[start.upperBound..<end])
+                    })
+            #expect(labels == ["other", "workflow_job"], "\(labels)")
+            #expect(!text.contains("made-up-event"))
+            #expect(!text.contains("injected"))
+        }
+    }
+
+    @Test(
+        "a signed delivery whose X-GitHub-Delivery is over 64 characters or outside [A-Za-z0-9._-] is 400, nothing stored",
+        arguments: [
+            String(repeating: "a", count: 65), "has space", "slash/../etc", "évènement", "id\u{202E}gnp", "<script>",
+            "semi;colon", "tab\there", "quote\"",
+        ])
+    func deliveryIDsAreChecked(id: String) async throws {
+        try await withDaemon { daemon in
+            let response = try await daemon.deliver(event: "workflow_job", id: id, body: Self.queuedJob())
+            #expect(response.status == 400)
+            #expect(response.json?["error"] == "invalid_header")
+            #expect(try await daemon.read { try $0.listDeliveries(limit: 10).count } == 0)
+            // The longest and the plainest ids that are allowed.
+            let longest = String(repeating: "Z", count: 64)
+            #expect(try await daemon.deliver(event: "workflow_job", id: longest, body: Self.queuedJob()).status == 202)
+            #expect(
+                try await daemon.deliver(
+                    event: "workflow_job", id: "72d3162e-cc78.11e3_81ab", body: Self.queuedJob(id: 2)
+                )
+                .status == 202)
+        }
+    }
+
+    @Test("run_attempt 0 or a negative job id is 400 naming the field, recorded as rejected, nothing applied")
+    func impossibleValues() async throws {
+        try await withDaemon { daemon in
+            let zero = try await daemon.deliver(
+                event: "workflow_job", id: "attempt-zero", body: Self.queuedJob(attempt: 0))
+            #expect(zero.status == 400)
+            #expect(zero.json?["detail"]?.stringValue?.contains("'workflow_job.run_attempt'") == true)
+            let negative = try await daemon.deliver(
+                event: "workflow_job", id: "negative-id", body: Self.queuedJob(id: -60_000))
+            #expect(negative.status == 400)
+            #expect(negative.json?["detail"]?.stringValue?.contains("'workflow_job.id'") == true)
+            let stored = try await daemon.read {
+                (try $0.delivery(id: "attempt-zero"), try $0.delivery(id: "negative-id"))
+            }
+            #expect(stored.0?.outcome == .rejected)
+            #expect(stored.1?.outcome == .rejected)
+            #expect(try await daemon.read { try $0.listRuns().count } == 0)
+        }
+    }
+}
