@@ -71,5 +71,60 @@ struct CLIControlCharacterTests {
         }
         // The controls did reach the output, made visible.
         #expect(escapes > 0, "no command printed the hostile names' ESC as \\u{1B}")
+
+        // On a terminal `runs show` draws the card in colour: its own SGR sequences must then be
+        // the only escape sequences in the output.
+        for index in HostileInput.strings.indices {
+            for runID in [HostileInput.completedRun(index), HostileInput.activeRun(index)] {
+                let output = try await Self.onTerminal(
+                    [BridgeProcess.binary.path, "runs", "show", String(runID), "--database", database], in: directory)
+                #expect(output.contains(Array("\u{1B}[".utf8)), "runs show \(runID) drew no colour on a terminal")
+                let found = Self.problems(in: Self.withoutColours(output))
+                #expect(found.isEmpty, "runs show \(runID) on a terminal: \(found.prefix(8))")
+            }
+        }
+    }
+
+    /// `bytes` without the SGR sequences the CLI writes itself (`ESC [` digits and `;`, then `m`).
+    static func withoutColours(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 0x1B, index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "[") {
+                var end = index + 2
+                while end < bytes.count, (0x30...0x39).contains(bytes[end]) || bytes[end] == UInt8(ascii: ";") {
+                    end += 1
+                }
+                if end < bytes.count, bytes[end] == UInt8(ascii: "m") {
+                    index = end + 1
+                    continue
+                }
+            }
+            result.append(bytes[index])
+            index += 1
+        }
+        return result
+    }
+
+    /// Runs `arguments` with a pseudo-terminal as its stdout (util-linux `script`), so the CLI
+    /// colours as it would for a maintainer; returns what reached the terminal.
+    static func onTerminal(_ arguments: [String], in directory: ScratchDirectory) async throws -> [UInt8] {
+        let output = directory.path("terminal-\(UUID().uuidString).out")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let command = arguments.map { "'" + $0 + "'" }.joined(separator: " ")
+        let status = try await offPool { () -> Int32 in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = ["--kill-after=5", "20", "/usr/bin/script", "-qec", command, "/dev/null"]
+            process.environment = BridgeProcess.baseEnvironment
+            process.standardInput = FileHandle.nullDevice
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 0, "\(arguments) on a terminal exited with \(status)")
+        return Array(FileManager.default.contents(atPath: output) ?? Data())
     }
 }
