@@ -26,8 +26,10 @@ enum CLI {
         Run 'pushward-bridge <command> --help' for a command's options.
         """
 
+    /// One line on stderr. Messages quote ids, paths and errors that can hold names from payloads
+    /// or recordings, so the message is sanitized for the terminal (`TerminalText`).
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("pushward-bridge: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("pushward-bridge: \(TerminalText.sanitized(message))\n".utf8))
     }
 
     /// A command's arguments, or the exit code when it is already done: `--help` printed its

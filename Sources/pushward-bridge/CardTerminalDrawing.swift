@@ -3,6 +3,10 @@ import BridgeCore
 /// The card in the terminal, as the phone would draw it: a header with the counter and the
 /// state, the steps bar (matrix columns stacked, widths from weights, the current step filling),
 /// the labels, and the live window. ANSI 24-bit colour, or plain characters.
+///
+/// The state, subtitle and labels are job, workflow and repository names: they are sanitized
+/// (`TerminalText`) before the drawing adds its own colour sequences, which are then the only
+/// escape sequences in the output.
 struct CardTerminalDrawing {
     var layout: CardLayout
     var colored: Bool
@@ -11,9 +15,9 @@ struct CardTerminalDrawing {
 
     func render(now: UnixTime) -> String {
         var lines: [String] = []
-        let header = "\(layout.counter)  \(layout.state)"
+        let header = TerminalText.sanitized("\(layout.counter)  \(layout.state)")
         lines.append(paint(header, layout.accentColor, bold: true))
-        if let subtitle = layout.subtitle { lines.append(dim(subtitle)) }
+        if let subtitle = layout.subtitle { lines.append(dim(TerminalText.sanitized(subtitle))) }
         let columns = columnWidths()
         let rows = layout.segments.map(\.rows).max() ?? 1
         for row in 0..<rows {
@@ -39,7 +43,7 @@ struct CardTerminalDrawing {
         if layout.totalSteps <= 6 {
             var labels = ""
             for (segment, columnWidth) in zip(layout.segments, columns) {
-                let label = String((segment.label ?? "").prefix(columnWidth))
+                let label = String(TerminalText.sanitized(segment.label ?? "").prefix(columnWidth))
                 labels += label + String(repeating: " ", count: columnWidth + 1 - label.count)
             }
             lines.append(dim(labels))

@@ -72,7 +72,7 @@ enum DeliveriesCommand {
                         "id", "event", "action", "received_at", "repository", "run_id", "run_attempt", "outcome",
                         "reason", "duplicates", "payload_bytes",
                     ] {
-                        print("\(key): \(value[key].map(describe) ?? "-")")
+                        print("\(key): \(TerminalText.sanitized(value[key].map(describe) ?? "-"))")
                     }
                     print("payload: \(delivery.payload == nil ? "(past retention)" : "kept (use --json to see it)")")
                 }

@@ -65,11 +65,12 @@ enum ExplainCommand {
         }
     }
 
+    /// The sentences quote names from payloads: as text, each is sanitized for the terminal.
     static func output(_ sentences: [String], json: Bool) {
         if json {
             print(JSONValue.array(sentences.map { .string($0) }).canonicalString)
         } else {
-            for sentence in sentences { print("• " + sentence) }
+            for sentence in sentences { print("• " + TerminalText.sanitized(sentence)) }
         }
     }
 }

@@ -58,7 +58,8 @@ enum ReplayCommand {
             request.setValue("pushward-bridge-replay/\(CLI.version)", forHTTPHeaderField: "User-Agent")
             switch post(request) {
             case .success(let (status, body)):
-                print("\(status) \(delivery.event) \(id) \(body)")
+                // The event and id come from the recording, the body quotes its names: sanitized.
+                print(TerminalText.sanitized("\(status) \(delivery.event) \(id) \(body)"))
                 if !(200..<300).contains(status) { allAccepted = false }
             case .failure(let message):
                 CLI.error("delivery \(index + 1) (\(id)): \(message)")

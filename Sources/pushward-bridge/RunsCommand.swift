@@ -135,11 +135,16 @@ enum RunsCommand {
         _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, session: ActivitySession?, desired: JSONValue?,
         acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [PushRecord], options: TextOptions
     ) -> String {
+        // Names, reasons and bodies below come from payloads and PushWard's answers: each goes
+        // through `safe` (controls made visible) before it joins the text; the card drawing
+        // sanitizes its own before adding colour.
+        let safe = TerminalText.sanitized
         let state = stored.state
-        var text = "\(state.key.repository) run \(state.key.runID) attempt \(state.key.attempt)"
-        text += " · \(state.workflowName ?? "workflow") on \(state.headBranch ?? "?")\n"
-        text += "status: \(stored.status)" + (state.completion.map { " (\($0.conclusion))" } ?? "") + "\n"
-        text += "card: \(stored.slug)" + (ownsCard ? " (this run holds it)" : " (not held by this run now)") + "\n\n"
+        var text = "\(safe(state.key.repository)) run \(state.key.runID) attempt \(state.key.attempt)"
+        text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))\n"
+        text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
+        text += "card: \(safe(stored.slug))" + (ownsCard ? " (this run holds it)" : " (not held by this run now)")
+        text += "\n\n"
 
         // What the phones show: the content this run's acknowledged requests left.
         if let shown = StatusSnapshot.replayed(pushes) {
@@ -150,25 +155,27 @@ enum RunsCommand {
         }
         if let session, ownsCard {
             if let problem = session.lastProblem {
-                text += "\nlast PushWard problem (\(DatabaseAccess.time(session.lastProblemAt))): \(problem)\n"
+                text += "\nlast PushWard problem (\(DatabaseAccess.time(session.lastProblemAt))): \(safe(problem))\n"
             }
             for timer in pendingTimers(state, session: session, options: options) { text += "pending: \(timer)\n" }
         }
         text += "\njobs:\n"
         for job in state.workflowJobs {
-            text += "  \(job.id)  \(job.name)  \(job.status.rawValue)\(job.conclusion.map { " (\($0))" } ?? "")\n"
+            let conclusion = job.conclusion.map { " (\(safe($0)))" } ?? ""
+            text += "  \(job.id)  \(safe(job.name))  \(job.status.rawValue)\(conclusion)\n"
         }
         text += "\ntimeline (deliveries ← GitHub, requests → PushWard):\n"
         var events: [(UnixTime, Int, String)] = []
         for delivery in deliveries {
-            var line = "← \(delivery.event).\(delivery.action ?? "-")  \(delivery.outcome.rawValue)"
-            line += delivery.reason.map { ": \($0)" } ?? ""
+            var line = "← \(safe(delivery.event)).\(safe(delivery.action ?? "-"))  \(delivery.outcome.rawValue)"
+            line += delivery.reason.map { ": \(safe($0))" } ?? ""
             line += delivery.duplicates > 0 ? " (+\(delivery.duplicates) duplicates)" : ""
-            events.append((delivery.receivedAt, 0, line + "  \(delivery.id)"))
+            events.append((delivery.receivedAt, 0, line + "  \(safe(delivery.id))"))
         }
         for push in pushes {
-            var line = "→ \(push.kind)  \(push.method) \(push.path)  \(push.status.map(String.init) ?? "no answer") "
-            line += push.outcome + (push.detail.map { ": \($0)" } ?? "")
+            var line =
+                "→ \(push.kind)  \(push.method) \(safe(push.path))  \(push.status.map(String.init) ?? "no answer") "
+            line += safe(push.outcome) + (push.detail.map { ": \(safe($0))" } ?? "")
             events.append((push.sentAt, 1, line))
         }
         if events.isEmpty { text += "  nothing yet\n" }
@@ -176,8 +183,9 @@ enum RunsCommand {
             text += "  \(DatabaseAccess.time(time))  \(line)\n"
         }
         if ownsCard {
-            text += "\ndesired:      \(desired?["content"]?.canonicalString ?? "-")\n"
-            text += "acknowledged: \(acknowledged?.canonicalString ?? "-")\n"
+            // JSON escapes C0 but writes C1 and bidi characters as they are.
+            text += "\ndesired:      \(safe(desired?["content"]?.canonicalString ?? "-"))\n"
+            text += "acknowledged: \(safe(acknowledged?.canonicalString ?? "-"))\n"
         }
         return text + "\n"
     }

@@ -187,7 +187,7 @@ struct CardSVGTests {
         #expect(svg.contains("data-color=\"&quot;&gt;&lt;script&gt;\""))
         #expect(svg.contains("id=\"a&quot;b-stripes\""))
         #expect(svg.contains(">Run &lt;#1&gt;</text>"))
-        #expect(CardSVG.escape("<&>\"'") == "&lt;&amp;&gt;&quot;&#39;")
+        #expect(Markup.escaped("<&>\"'") == "&lt;&amp;&gt;&quot;&#39;")
     }
 
     @Test("buttons are drawn under the bar, and a long state is cut to fit")

@@ -178,7 +178,7 @@ struct StatusPageBrowserTests {
             #expect(Self.matches("class=\"state\"[^>]*>([^<]*)</text>", in: dom).count == snapshot.runs.count)
             for run in snapshot.runs {
                 let layout = try #require(run.shown?.layout, "\(run.key) has no card")
-                #expect(dom.contains(">\(StatusPage.escape(layout.state))</text>"), "state of \(run.key)")
+                #expect(dom.contains(">\(Markup.escaped(layout.state))</text>"), "state of \(run.key)")
                 #expect(dom.contains(">\(layout.counter)</text>"), "counter of \(run.key)")
                 #expect(dom.contains("href=\"\(run.gitHubURL)\""), "GitHub link of \(run.key)")
             }

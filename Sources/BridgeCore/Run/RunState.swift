@@ -55,8 +55,9 @@ public struct RunState: Sendable, Equatable, Codable {
     public var headBranch: String? { run?.headBranch ?? jobMetadata?.headBranch }
     public var headSHA: String? { run?.headSHA ?? jobMetadata?.headSHA }
 
+    /// The repository's page: the payload's, else built from `full_name`, each part encoded.
     public var repositoryURL: String {
-        repository.htmlURL ?? "https://github.com/" + repository.fullName
+        repository.htmlURL ?? "https://github.com/" + PercentEncoding.path(repository.fullName)
     }
 
     /// The run's page on GitHub; for a later attempt, that attempt's page.
@@ -66,11 +67,14 @@ public struct RunState: Sendable, Equatable, Codable {
     }
 
     /// The pull request of the run when there is one, else the commit; nil when neither is known.
+    /// `head_sha` is whatever the payload says, so it goes into the URL as one encoded segment.
     public var secondaryURL: (url: String, title: String)? {
         if let pullRequest = run?.pullRequests.first {
             return (pullRequest.htmlURL ?? repositoryURL + "/pull/\(pullRequest.number)", "PR #\(pullRequest.number)")
         }
-        if let sha = headSHA, !sha.isEmpty { return (repositoryURL + "/commit/" + sha, "Commit") }
+        if let sha = headSHA, !sha.isEmpty {
+            return (repositoryURL + "/commit/" + PercentEncoding.pathSegment(sha), "Commit")
+        }
         return nil
     }
 

@@ -58,7 +58,7 @@ public enum CardSVG {
         var svg = root(layout, options: options, height: height)
         // The window's stripes take the current step's colour, over its dimmed track.
         let current = CardLayout.rgb(layout.segments.first(where: \.isCurrent)?.color ?? layout.accentColor)
-        svg += "<defs><pattern id=\"\(escape(options.id))-stripes\" width=\"7\" height=\"7\""
+        svg += "<defs><pattern id=\"\(Markup.escaped(options.id))-stripes\" width=\"7\" height=\"7\""
         svg += " patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
         svg += "<rect width=\"3.5\" height=\"7\" fill=\"rgb(\(current.red),\(current.green),\(current.blue))\""
         svg += " fill-opacity=\"0.75\"/></pattern></defs>"
@@ -79,7 +79,7 @@ public enum CardSVG {
             let fill = isLive ? (live?.fraction ?? segment.fill) : segment.fill
             svg += "<g class=\"step\" data-step=\"\(segment.step)\" data-rows=\"\(segment.rows)\""
             svg += " data-width=\"\(String(format: "%.4f", segment.width))\" data-fill=\"\(n(fill))\""
-            svg += " data-color=\"\(escape(segment.color))\">"
+            svg += " data-color=\"\(Markup.escaped(segment.color))\">"
             for row in 0..<segment.rows {
                 let y = top + Double(row) * (rowHeight + rowGap)
                 let frame = "x=\"\(n(x))\" y=\"\(n(y))\" height=\"\(n(rowHeight))\" rx=\"\(n(rowHeight / 2))\""
@@ -93,7 +93,7 @@ public enum CardSVG {
                     let start = x + w * fill
                     svg += "<rect class=\"live\" x=\"\(n(start))\" y=\"\(n(y))\" width=\"\(n(x + w - start))\""
                     svg += " height=\"\(n(rowHeight))\" rx=\"\(n(rowHeight / 2))\""
-                    svg += " fill=\"url(#\(escape(options.id))-stripes)\"/>"
+                    svg += " fill=\"url(#\(Markup.escaped(options.id))-stripes)\"/>"
                 }
             }
             if segment.isCurrent && !layout.isEnded {
@@ -109,7 +109,7 @@ public enum CardSVG {
                 svg +=
                     segment.isCurrent && !layout.isEnded
                     ? " font-weight=\"600\" fill=\"\(textColor)\"" : " fill=\"\(secondaryColor)\""
-                svg += ">\(escape(clip(label, to: characters)))</text>"
+                svg += ">\(Markup.escaped(clip(label, to: characters)))</text>"
             }
             svg += "</g>"
         }
@@ -123,7 +123,7 @@ public enum CardSVG {
                 svg += " height=\"30\" rx=\"15\" fill=\"#ffffff\" fill-opacity=\"0.14\"/>"
                 svg += "<text x=\"\(n(x + buttonWidth / 2))\" y=\"\(n(top + 19.5))\" text-anchor=\"middle\""
                 svg += " font-size=\"13\" font-weight=\"600\" fill=\"\(textColor)\">"
-                svg += "\(escape(clip(title, to: Int(buttonWidth / 7.5))))</text></g>"
+                svg += "\(Markup.escaped(clip(title, to: Int(buttonWidth / 7.5))))</text></g>"
             }
         }
         return svg + "</svg>"
@@ -134,25 +134,28 @@ public enum CardSVG {
     public static func placeholder(_ message: String, options: Options = Options()) -> String {
         let height = 104.0
         var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"card placeholder\""
-        svg += " data-card=\"\(escape(options.role))\" width=\"\(n(options.width))\" height=\"\(n(height))\""
-        svg += " viewBox=\"0 0 \(n(options.width)) \(n(height))\" font-family=\"\(fontFamily)\" role=\"img\""
-        svg += " aria-label=\"\(escape(message))\">"
+        svg += " data-card=\"\(Markup.escaped(options.role))\" width=\"\(n(options.width))\" height=\"\(n(height))\""
+        svg += " viewBox=\"0 0 \(n(options.width)) \(n(height))\" font-family=\"\(Markup.escaped(fontFamily))\""
+        svg += " role=\"img\""
+        svg += " aria-label=\"\(Markup.escaped(message))\">"
         svg += "<rect width=\"\(n(options.width))\" height=\"\(n(height))\" rx=\"24\" fill=\"#1c1c1e\""
         svg += " stroke=\"#ffffff\" stroke-opacity=\"0.25\" stroke-dasharray=\"6 5\"/>"
         svg += "<text x=\"\(n(options.width / 2))\" y=\"\(n(height / 2 + 5))\" text-anchor=\"middle\" font-size=\"14\""
-        svg += " fill=\"\(secondaryColor)\">\(escape(message))</text></svg>"
+        svg += " fill=\"\(secondaryColor)\">\(Markup.escaped(message))</text></svg>"
         return svg
     }
 
     /// The opening tag, with what tests and scripts read off the drawing as data attributes.
     static func root(_ layout: CardLayout, options: Options, height: Double) -> String {
         let description = "\(layout.state), step \(layout.counter)" + (layout.isEnded ? ", ended" : "")
-        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"card\" data-card=\"\(escape(options.role))\""
+        var svg =
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"card\" data-card=\"\(Markup.escaped(options.role))\""
         svg += " data-style=\"\(layout.style.rawValue)\" data-steps=\"\(layout.totalSteps)\""
         svg += " data-current=\"\(layout.currentStep)\"" + (layout.isEnded ? " data-ended=\"true\"" : "")
         svg += " width=\"\(n(options.width))\" height=\"\(n(height))\""
-        svg += " viewBox=\"0 0 \(n(options.width)) \(n(height))\" font-family=\"\(fontFamily)\" role=\"img\""
-        svg += " aria-label=\"\(escape(description))\"><title>\(escape(description))</title>"
+        svg += " viewBox=\"0 0 \(n(options.width)) \(n(height))\" font-family=\"\(Markup.escaped(fontFamily))\""
+        svg += " role=\"img\""
+        svg += " aria-label=\"\(Markup.escaped(description))\"><title>\(Markup.escaped(description))</title>"
         return svg
     }
 
@@ -180,24 +183,24 @@ public enum CardSVG {
         let reserved = Double(topRight.count) * 10 + 12
         let stateCharacters = max(4, Int((width - textLeft - padding - reserved) / 9.2))
         svg += "<text class=\"state\" x=\"\(n(textLeft))\" y=\"33\" font-size=\"16\" font-weight=\"600\""
-        svg += " fill=\"\(textColor)\">\(escape(clip(layout.state, to: stateCharacters)))</text>"
+        svg += " fill=\"\(textColor)\">\(Markup.escaped(clip(layout.state, to: stateCharacters)))</text>"
         let bottomRight = eta != nil ? layout.counter : ""
         if let subtitle = layout.subtitle, !subtitle.isEmpty {
             let subtitleReserved = bottomRight.isEmpty ? 0 : Double(bottomRight.count) * 8 + 10
             let characters = max(4, Int((width - textLeft - padding - subtitleReserved) / 7.0))
             svg += "<text class=\"subtitle\" x=\"\(n(textLeft))\" y=\"51\" font-size=\"13\""
-            svg += " fill=\"\(secondaryColor)\">\(escape(clip(subtitle, to: characters)))</text>"
+            svg += " fill=\"\(secondaryColor)\">\(Markup.escaped(clip(subtitle, to: characters)))</text>"
         }
         if let eta {
             svg += "<text class=\"eta\" x=\"\(n(width - padding))\" y=\"33\" text-anchor=\"end\" font-size=\"17\""
             svg += " font-weight=\"600\" fill=\"\(textColor)\" style=\"font-variant-numeric: tabular-nums\">"
-            svg += "\(escape(eta))</text>"
+            svg += "\(Markup.escaped(eta))</text>"
             svg += "<text class=\"counter\" x=\"\(n(width - padding))\" y=\"51\" text-anchor=\"end\" font-size=\"13\""
-            svg += " font-weight=\"600\" fill=\"\(secondaryColor)\">\(escape(layout.counter))</text>"
+            svg += " font-weight=\"600\" fill=\"\(secondaryColor)\">\(Markup.escaped(layout.counter))</text>"
         } else {
             svg += "<text class=\"counter\" x=\"\(n(width - padding))\" y=\"33\" text-anchor=\"end\""
             svg += " font-size=\"17\" font-weight=\"600\" fill=\"\(textColor)\""
-            svg += " style=\"font-variant-numeric: tabular-nums\">\(escape(layout.counter))</text>"
+            svg += " style=\"font-variant-numeric: tabular-nums\">\(Markup.escaped(layout.counter))</text>"
         }
         return svg
     }
@@ -222,24 +225,8 @@ public enum CardSVG {
             ? String(format: "%d:%02d:%02d", hours, minutes, secs) : String(format: "%d:%02d", minutes, secs)
     }
 
-    /// Text safe inside SVG or HTML, in content and in quoted attributes.
-    public static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
-
-    /// At most `limit` characters, cut with `…`: SVG text does not wrap or truncate itself.
+    /// At most `limit` characters, cut with `…`: SVG text does not wrap or truncate itself. Counts
+    /// `Character`s, which is right for length; what it returns is escaped per scalar after.
     static func clip(_ text: String, to limit: Int) -> String {
         text.count <= limit ? text : String(text.prefix(max(1, limit - 1))) + "…"
     }

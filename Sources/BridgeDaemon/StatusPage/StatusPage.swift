@@ -11,6 +11,9 @@ import Foundation
 public enum StatusPage {
     /// Seconds between reloads while a run is active; a finished page stays still.
     public static let refreshSeconds = 5
+    /// Nothing but the inline stylesheet and style attributes may load or run.
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
     /// Rows of each history table drawn per run; the API has the rest.
     static let tableRows = 40
 
@@ -19,6 +22,9 @@ public enum StatusPage {
         let recent = snapshot.recent
         var html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        // Defence in depth behind the escaping: the page has no scripts, images or forms, so a
+        // policy that allows none costs nothing and stops one that got in anyway.
+        html += "<meta http-equiv=\"Content-Security-Policy\" content=\"\(contentSecurityPolicy)\">"
         if !active.isEmpty { html += "<meta http-equiv=\"refresh\" content=\"\(refreshSeconds)\">" }
         html += "<title>\(active.isEmpty ? "" : "(\(active.count)) ")pushward-bridge</title>"
         html += "<style>\(stylesheet)</style></head><body>"
@@ -26,7 +32,7 @@ public enum StatusPage {
         html += "pushward-bridge</div><div class=\"summary\">"
         if !active.isEmpty { html += "<span class=\"pulse\" aria-hidden=\"true\"></span>" }
         html += "<span id=\"counts\">\(active.count) active · \(recent.count) recent</span>"
-        html += "<span class=\"dim\"> · \(escape(clock(snapshot.takenAt))) UTC"
+        html += "<span class=\"dim\"> · \(Markup.escaped(clock(snapshot.takenAt))) UTC"
         html += active.isEmpty ? "" : " · refreshing every \(refreshSeconds) s"
         html += "</span></div></header><main>"
         if snapshot.runs.isEmpty {
@@ -44,7 +50,7 @@ public enum StatusPage {
             html += recent.map { article($0, now: snapshot.takenAt) }.joined()
             html += "</section>"
         }
-        html += "</main><footer>pushward-bridge \(escape(version)) · JSON: <a href=\"/api/runs\">/api/runs</a>"
+        html += "</main><footer>pushward-bridge \(Markup.escaped(version)) · JSON: <a href=\"/api/runs\">/api/runs</a>"
         html += " · <a href=\"/metrics\">/metrics</a></footer></body></html>\n"
         return html
     }
@@ -55,33 +61,36 @@ public enum StatusPage {
         let key = run.key
         let anchor = "run-\(key.runID)-\(key.attempt)"
         var html = "<article class=\"run\(run.isActive ? " active" : "")\" id=\"\(anchor)\""
-        html += " data-run-id=\"\(key.runID)\" data-attempt=\"\(key.attempt)\" data-status=\"\(escape(run.status))\">"
+        html += " data-run-id=\"\(key.runID)\" data-attempt=\"\(key.attempt)\""
+        html += " data-status=\"\(Markup.escaped(run.status))\">"
         html += "<div class=\"cards\">" + cards(run, anchor: anchor, now: now) + "</div>"
-        html += "<div class=\"details\"><div class=\"title\"><h3><span class=\"repo\">\(escape(key.repository))</span>"
-        html += "<span class=\"sep\">/</span>\(escape(run.workflow ?? "workflow"))"
+        html += "<div class=\"details\"><div class=\"title\"><h3>"
+        html += "<span class=\"repo\">\(Markup.escaped(key.repository))</span>"
+        html += "<span class=\"sep\">/</span>\(Markup.escaped(run.workflow ?? "workflow"))"
         if let number = run.runNumber { html += " <span class=\"number\">#\(number)</span>" }
         html += "</h3>" + badge(run) + "</div><dl class=\"meta\">"
-        html += "<div><dt>Branch</dt><dd><code>\(escape(run.branch ?? "–"))</code></dd></div>"
+        html += "<div><dt>Branch</dt><dd><code>\(Markup.escaped(run.branch ?? "–"))</code></dd></div>"
         html += "<div><dt>Attempt</dt><dd>\(key.attempt)</dd></div>"
         html += "<div><dt>Run id</dt><dd>\(key.runID)</dd></div>"
-        html += "<div><dt>Card</dt><dd><code>\(escape(run.slug))</code>"
+        html += "<div><dt>Card</dt><dd><code>\(Markup.escaped(run.slug))</code>"
         html +=
             run.ownsCard
-            ? " <span class=\"dim\">(\(escape(phaseText(run.phase))))</span>"
+            ? " <span class=\"dim\">(\(Markup.escaped(phaseText(run.phase))))</span>"
             : " <span class=\"dim\">(passed on)</span>"
-        html += "</dd></div><div><dt>Updated</dt><dd title=\"\(escape(GitHubTimestamp.format(run.updatedAt)))\">"
-        html += "\(escape(ago(run.updatedAt, now: now)))</dd></div></dl><div class=\"links\">"
-        html += "<a class=\"github\" href=\"\(escape(safeURL(run.gitHubURL)))\">View run on GitHub ↗</a>"
+        html +=
+            "</dd></div><div><dt>Updated</dt><dd title=\"\(Markup.escaped(GitHubTimestamp.format(run.updatedAt)))\">"
+        html += "\(Markup.escaped(ago(run.updatedAt, now: now)))</dd></div></dl><div class=\"links\">"
+        html += "<a class=\"github\" href=\"\(Markup.href(run.gitHubURL))\">View run on GitHub ↗</a>"
         let content = run.shown?.content ?? run.desired?.content
         if let secondary = content?["secondary_url_action"], let url = secondary["url"]?.stringValue {
             let title = secondary["title"]?.stringValue ?? "Commit"
-            html += "<a href=\"\(escape(safeURL(url)))\">\(escape(title)) ↗</a>"
+            html += "<a href=\"\(Markup.href(url))\">\(Markup.escaped(title)) ↗</a>"
         }
         html += "<a class=\"json\" href=\"/api/runs/\(key.runID)\">JSON</a></div>"
         if let problem = run.lastProblem {
             html += "<div class=\"problem\" role=\"alert\"><strong>Last PushWard problem</strong>"
-            if let at = run.lastProblemAt { html += " <span class=\"dim\">\(escape(ago(at, now: now)))</span>" }
-            html += "<div>\(escape(problem))</div></div>"
+            if let at = run.lastProblemAt { html += " <span class=\"dim\">\(Markup.escaped(ago(at, now: now)))</span>" }
+            html += "<div>\(Markup.escaped(problem))</div></div>"
         }
         let open = run.isActive ? " open" : ""
         html += "<details class=\"history\"\(open)><summary>PushWard requests <span class=\"count\">"
@@ -131,7 +140,7 @@ public enum StatusPage {
         case (_, let conclusion?): (text, tone) = (humanized(conclusion), "neutral")
         default: (text, tone) = (humanized(run.status), "neutral")
         }
-        return "<span class=\"badge \(tone)\">\(escape(text))</span>"
+        return "<span class=\"badge \(tone)\">\(Markup.escaped(text))</span>"
     }
 
     static func phaseText(_ phase: ActivitySession.Phase?) -> String {
@@ -152,12 +161,14 @@ public enum StatusPage {
         var html = "<div class=\"table\"><table class=\"requests\"><thead><tr><th>Time</th><th>Kind</th>"
         html += "<th>Request</th><th>Status</th><th>Outcome</th></tr></thead><tbody>"
         for push in pushes.prefix(tableRows) {
-            html += "<tr><td class=\"time\" title=\"\(escape(GitHubTimestamp.format(push.sentAt)))\">"
-            html += "\(escape(clock(push.sentAt)))</td><td>\(escape(push.kind))</td>"
-            html += "<td><code>\(escape(push.method)) \(escape(push.path))</code></td>"
+            html += "<tr><td class=\"time\" title=\"\(Markup.escaped(GitHubTimestamp.format(push.sentAt)))\">"
+            html += "\(Markup.escaped(clock(push.sentAt)))</td><td>\(Markup.escaped(push.kind))</td>"
+            html += "<td><code>\(Markup.escaped(push.method)) \(Markup.escaped(push.path))</code></td>"
             html += "<td class=\"num\">\(push.status.map(String.init) ?? "–")</td>"
-            html += "<td><span class=\"tag \(tone(push: push.outcome))\">\(escape(push.outcome))</span>"
-            if let detail = push.detail, !detail.isEmpty { html += " <span class=\"dim\">\(escape(detail))</span>" }
+            html += "<td><span class=\"tag \(tone(push: push.outcome))\">\(Markup.escaped(push.outcome))</span>"
+            if let detail = push.detail, !detail.isEmpty {
+                html += " <span class=\"dim\">\(Markup.escaped(detail))</span>"
+            }
             html += "</td></tr>"
         }
         html += "</tbody></table></div>"
@@ -173,11 +184,13 @@ public enum StatusPage {
         html += "<th>Outcome</th><th>Reason</th></tr></thead><tbody>"
         for delivery in deliveries.prefix(tableRows) {
             let event = delivery.event + (delivery.action.map { "." + $0 } ?? "")
-            html += "<tr><td class=\"time\" title=\"\(escape(GitHubTimestamp.format(delivery.receivedAt)))\">"
-            html += "\(escape(clock(delivery.receivedAt)))</td>"
-            html += "<td><a href=\"/api/deliveries/\(escape(pathSegment(delivery.id)))\"><code>\(escape(event))</code>"
+            html += "<tr><td class=\"time\" title=\"\(Markup.escaped(GitHubTimestamp.format(delivery.receivedAt)))\">"
+            html += "\(Markup.escaped(clock(delivery.receivedAt)))</td>"
+            html += "<td><a href=\"/api/deliveries/\(PercentEncoding.pathSegment(delivery.id))\">"
+            html += "<code>\(Markup.escaped(event))</code>"
             html += "</a></td><td><span class=\"tag \(tone(delivery: delivery.outcome))\">"
-            html += "\(escape(delivery.outcome.rawValue))</span></td><td>\(escape(delivery.reason ?? ""))"
+            html +=
+                "\(Markup.escaped(delivery.outcome.rawValue))</span></td><td>\(Markup.escaped(delivery.reason ?? ""))"
             if delivery.duplicates > 0 {
                 html += " <span class=\"dim\">+\(delivery.duplicates) redelivered</span>"
             }
@@ -208,22 +221,6 @@ public enum StatusPage {
     }
 
     // MARK: Text
-
-    public static func escape(_ text: String) -> String { CardSVG.escape(text) }
-
-    /// Only http(s) links are drawn as links: the content came from the bridge, but a page an
-    /// operator clicks around in should not depend on that.
-    static func safeURL(_ url: String) -> String {
-        let lowered = url.lowercased()
-        return lowered.hasPrefix("https://") || lowered.hasPrefix("http://") ? url : "#"
-    }
-
-    /// A delivery id as one path segment (GitHub's are GUIDs; anything else is encoded).
-    static func pathSegment(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
-    }
 
     /// `HH:MM:SS` (UTC); the full timestamp is in the cell's title.
     static func clock(_ time: UnixTime) -> String {

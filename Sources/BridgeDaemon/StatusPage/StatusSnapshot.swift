@@ -132,7 +132,8 @@ public struct StatusSnapshot: Sendable {
                     key: key, workflow: listing.workflow, branch: listing.branch, runNumber: listing.runNumber,
                     status: listing.status, conclusion: listing.conclusion, slug: listing.slug, ownsCard: owns,
                     phase: owns ? session?.phase : nil, updatedAt: listing.updatedAt,
-                    runURL: stored?.state.runURL ?? "https://github.com/\(key.repository)/actions/runs/\(key.runID)",
+                    runURL: stored?.state.runURL
+                        ?? "https://github.com/\(PercentEncoding.path(key.repository))/actions/runs/\(key.runID)",
                     shown: shown, desired: desired, lastProblem: owns ? session?.lastProblem : nil,
                     lastProblemAt: owns ? session?.lastProblemAt : nil, pushes: pushes.reversed(),
                     deliveries: try database.listDeliveries(run: key, limit: 200)))
