@@ -198,6 +198,8 @@ public enum ConfigurationLoader {
                 "stale_ttl": .number(Double(activity.staleTTL)), "end_delay": .number(activity.endDelay),
                 "end_display_time": .number(activity.endDisplayTime),
                 "min_update_interval": .number(activity.minUpdateInterval),
+                "fidelity": .string(activity.fidelity.rawValue), "coalesce": .number(activity.coalesce),
+                "max_updates_per_hour": .number(Double(activity.maxUpdatesPerHour)),
             ],
             "activity": [
                 "scope": .string(activity.scope.rawValue), "icon": .string(activity.icon),

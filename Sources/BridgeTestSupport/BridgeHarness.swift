@@ -8,7 +8,7 @@ public struct BridgeHarness: Sendable {
     public private(set) var server = InMemoryPushWard()
     public private(set) var sent: [RenderSession.Output] = []
 
-    public init(settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter()) {
+    public init(settings: ActivitySettings = .pushingEveryChange, filter: DeliveryFilter = DeliveryFilter()) {
         session = RenderSession(engine: BridgeEngine(settings: settings, filter: filter))
     }
 

@@ -1,11 +1,11 @@
 import BridgeCore
 import Foundation
 
-/// `render FILE… [--config PATH]`: recorded deliveries through the core, no network; prints the
+/// `render FILE… [--config PATH] [--fidelity LEVEL] [--summary]`: recorded deliveries through the core, no network; prints the
 /// PushWard requests it would make, one JSON object per line.
 enum RenderCommand {
     static let help = """
-        Usage: pushward-bridge render FILE... [--config PATH]
+        Usage: pushward-bridge render FILE... [--config PATH] [--fidelity LEVEL] [--summary]
 
         Feeds recorded deliveries through the bridge's core with a simulated clock (driven by the
         payloads' timestamps) and a simulated PushWard that acknowledges everything, and prints each
@@ -15,12 +15,15 @@ enum RenderCommand {
         FILE is a payload named <event>.<anything>.json (workflow_job.completed.json) or a JSON Lines
         file (.jsonl) of {"event", "delivery", "payload"} objects. Earlier runs in the input are
         history for later ones. --config applies the activity settings and filters of a
-        configuration file.
+        configuration file, the push economy among them (fidelity, coalesce, max_updates_per_hour,
+        min_update_interval); --fidelity full|steps|milestones overrides its level, to see what a
+        level costs before turning it on. --summary adds, on standard error, the updates (POST +
+        PATCH) each card would spend.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config"], flags: [], help: help) {
+        switch CLI.parse(arguments, valued: ["config", "fidelity"], flags: ["summary"], help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }
@@ -32,6 +35,13 @@ enum RenderCommand {
             case .success(let loaded): configuration = loaded
             case .failure(let code): return code
             }
+        }
+        if let level = parsed.options["fidelity"] {
+            guard let fidelity = Fidelity(rawValue: level) else {
+                let levels = Fidelity.allCases.map(\.rawValue).joined(separator: ", ")
+                return CLI.usage("--fidelity must be one of \(levels)", help: help)
+            }
+            configuration.activity.fidelity = fidelity
         }
         let deliveries: [RecordedDelivery]
         switch CLI.loadRecordings(parsed.positionals) {
@@ -53,6 +63,14 @@ enum RenderCommand {
         }
         for line in session.finish() { output += line.json.canonicalString + "\n" }
         FileHandle.standardOutput.write(Data(output.utf8))
+        if parsed.flags.contains("summary") {
+            var summary = ""
+            for slug in session.engine.sessions.keys.sorted() {
+                let total = session.engine.sessions[slug]?.totalUpdates ?? 0
+                summary += "\(slug): \(total) updates (POST + PATCH)\n"
+            }
+            FileHandle.standardError.write(Data(summary.utf8))
+        }
         return .success
     }
 }

@@ -12,7 +12,7 @@ struct LifecycleTests {
         [RunScript.Job("deploy", duration: 30)],
     ]
 
-    private func played(_ events: [WebhookEvent], settings: ActivitySettings = ActivitySettings()) -> BridgeHarness {
+    private func played(_ events: [WebhookEvent], settings: ActivitySettings = .pushingEveryChange) -> BridgeHarness {
         var harness = BridgeHarness(settings: settings)
         harness.play(events)
         return harness

@@ -35,7 +35,10 @@ struct AdminAPITests {
             var root: [String: JSONValue] = [
                 "listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": .string(database),
                 "github": ["webhook_secrets": [.string(AdminAPITests.secret)]],
-                "pushward": ["end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s"],
+                "pushward": [
+                    "end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s", "fidelity": "full",
+                    "coalesce": "0s", "max_updates_per_hour": 3_600,
+                ],
             ]
             if let adminToken { root["admin_token"] = .string(adminToken) }
             let configuration = try BridgeConfiguration(json: JSONValue.object(root).canonicalData)

@@ -99,7 +99,8 @@ struct CrashRecoveryTests {
             {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
              "github": {"webhook_secrets": ["\(secret)"]},
              "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
-                          "end_display_time": "1s", "min_update_interval": "0s"}}
+                          "end_display_time": "1s", "min_update_interval": "0s",
+                          "fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600}}
             """
         try json.write(toFile: path, atomically: true, encoding: .utf8)
         return path

@@ -136,6 +136,8 @@ struct TestConfiguration {
             "pushward": [
                 "end_delay": .string(endDelay), "end_display_time": .string(endDisplayTime),
                 "min_update_interval": .string(minUpdateInterval),
+                // Every change pushed as it happens: the push economy has tests of its own.
+                "fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3_600,
             ],
         ]
         if let filters {

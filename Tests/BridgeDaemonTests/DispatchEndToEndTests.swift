@@ -36,7 +36,8 @@ struct DispatchEndToEndTests {
                 {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
                  "github": {"webhook_secrets": ["\(DispatchEndToEndTests.secret)"]},
                  "pushward": {"url": "\(url)", "api_key": "\(apiKey)", "end_delay": "0s",
-                              "end_display_time": "0s", "min_update_interval": "\(minUpdateInterval)"}}
+                              "end_display_time": "0s", "min_update_interval": "\(minUpdateInterval)",
+                              "fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600}}
                 """
             let configuration = try BridgeConfiguration(json: Data(json.utf8))
             let logs = logs

@@ -19,7 +19,8 @@ struct MetricsTests {
         var json = """
             {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
              "github": {"webhook_secrets": ["\(secret)"]},
-             "pushward": {"end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s"}
+             "pushward": {"end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s",
+                          "fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600}
             """
         if let adminToken { json += #", "admin_token": "\#(adminToken)""# }
         json += "}"

@@ -41,6 +41,18 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     /// later successes so it can still be read.
     public var lastProblem: String?
     public var lastProblemAt: UnixTime?
+    /// When the difference between what the card shows and what the run wants, still unsent,
+    /// was first seen: coalescing and settling count from here. Nil when nothing is held.
+    /// (Optional, like the fields below, so sessions stored before they existed still decode.)
+    public var pendingSince: UnixTime?
+    /// The level the owner run is drawn at, chosen when it took the card; nil: the settings' level.
+    public var fidelity: Fidelity?
+    /// When each request acknowledged in the last hour went out: the hourly cap counts these.
+    public var recentUpdates: [UnixTime]?
+    /// Requests PushWard acknowledged for the owner run on this card (its cost, POST included).
+    public var ownerUpdates: Int?
+    /// Requests PushWard acknowledged on this card since the bridge first drew it.
+    public var totalUpdates: Int?
 
     public init(identity: ActivityIdentity) {
         self.identity = identity
@@ -59,5 +71,13 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         finalShownAt = nil
         rejectedBody = nil
         needsFullFrame = false
+        pendingSince = nil
+        fidelity = nil
+        ownerUpdates = 0
+    }
+
+    /// Requests acknowledged in the hour before `now`, oldest first.
+    public func updates(inHourBefore now: UnixTime) -> [UnixTime] {
+        (recentUpdates ?? []).filter { $0 > now - 3600 }
     }
 }

@@ -18,4 +18,9 @@ public struct DesiredActivity: Sendable, Equatable, Codable {
     }
 
     public var currentStep: Int? { content["current_step"]?.intValue }
+
+    /// Whether `content` shows a failed step (a red segment): the change a level never holds back.
+    public static func showsFailure(_ content: [String: JSONValue]) -> Bool {
+        content["step_colors"]?.arrayValue?.contains(.string(StepPalette.failed)) ?? false
+    }
 }

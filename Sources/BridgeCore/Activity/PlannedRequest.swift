@@ -35,6 +35,29 @@ public enum ReconcileDecision: Sendable, Equatable {
     case send(PlannedRequest)
     /// Nothing to send before this time (throttle window, end display time, heartbeat).
     case wait(until: UnixTime)
+    /// A visible change is held back until this time (or until something more urgent comes),
+    /// to spend fewer of PushWard's paid updates; `reason` says why, for `explain`.
+    case hold(until: UnixTime, reason: HoldReason)
     /// Nothing to send until something changes.
     case idle
+
+    /// The time to look again, for a wait or a hold.
+    public var dueAt: UnixTime? {
+        switch self {
+        case .wait(let until), .hold(let until, _): until
+        case .send, .idle: nil
+        }
+    }
+}
+
+/// Why a change the card does not show yet was not pushed.
+public enum HoldReason: String, Sendable, Equatable, Codable {
+    /// Not a step change, a first failure or an end: it waits `coalesce` to merge with what follows.
+    case coalescing
+    /// A step change waits the settle window for what usually follows it at once.
+    case settling
+    /// The run's level does not push this kind of change; it rides along with the next update.
+    case belowLevel
+    /// The card used its requests of the rolling hour; two stay kept for the end frame and the end.
+    case hourlyCap
 }

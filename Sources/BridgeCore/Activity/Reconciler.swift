@@ -44,8 +44,10 @@ public enum Reconciler {
             let content = diff(acknowledged: acknowledged.content, desired: desired, now: now)
             guard !content.isEmpty else { return .idle }
             if let wait = throttle(session, settings, now) { return wait }
+            if let hold = capHold(session, settings, now, forEnd: false) { return hold }
             return patch(slug, state: nil, content: content, kind: .correction, run: desired.run)
         case .needsCreate:
+            if let hold = capHold(session, settings, now, forEnd: false) { return hold }
             let body: JSONValue = [
                 "slug": .string(slug), "name": .string(session.identity.name),
                 "priority": .number(Double(settings.priority)), "ended_ttl": .number(Double(settings.endedTTL)),
@@ -56,11 +58,13 @@ public enum Reconciler {
                     request: PushWardRequest(method: .post, slug: slug, body: body), kind: .create, run: desired.run))
         case .needsFirstFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
+            if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
             // A run first seen already over goes straight to its end frame, as a full frame.
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .firstFrame
             return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
         case .live where session.needsFullFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
+            if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .update
             return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
         case .live:
@@ -68,18 +72,29 @@ public enum Reconciler {
             let content = diff(acknowledged: acknowledged?.content ?? [:], desired: desired, now: now)
             let stateChange = acknowledged?.state == "ongoing" ? nil : "ongoing"
             if desired.isFinal {
+                if let hold = capHold(session, settings, now, forEnd: true) { return hold }
                 return patch(slug, state: stateChange, content: content, kind: .finalFrame, run: desired.run)
             }
+            let heartbeatAt = (session.lastPatchAt ?? now) + Double(settings.staleTTL) / 2
             if content.isEmpty && stateChange == nil {
-                let heartbeatAt = (session.lastPatchAt ?? now) + Double(settings.staleTTL) / 2
                 guard now >= heartbeatAt else { return .wait(until: heartbeatAt) }
+                if let hold = capHold(session, settings, now, forEnd: false) { return hold }
                 return patch(slug, state: "ongoing", content: [:], kind: .heartbeat, run: desired.run)
             }
+            if stateChange == nil,
+                let hold = pacing(
+                    session, acknowledged: acknowledged?.content ?? [:], desired: desired, settings: settings,
+                    heartbeatAt: heartbeatAt, now: now)
+            {
+                return hold
+            }
             if let wait = throttle(session, settings, now) { return wait }
+            if let hold = capHold(session, settings, now, forEnd: false) { return hold }
             return patch(slug, state: stateChange, content: content, kind: .update, run: desired.run)
         case .finalShown:
             let endAt = (session.finalShownAt ?? now) + settings.endDisplayTime
             guard now >= endAt else { return .wait(until: endAt) }
+            if let hold = capHold(session, settings, now, forEnd: true) { return hold }
             return patch(slug, state: "ended", content: [:], kind: .end, run: desired.run)
         }
     }
@@ -106,6 +121,10 @@ public enum Reconciler {
             // A re-POST keeps whatever content the slug had: unknown until the first frame.
             session.acknowledged = nil
             session.phase = .needsFirstFrame
+            // A POST costs an update like a PATCH.
+            session.recentUpdates = session.updates(inHourBefore: now) + [now]
+            session.ownerUpdates = (session.ownerUpdates ?? 0) + 1
+            session.totalUpdates = (session.totalUpdates ?? 0) + 1
             return session
         case .firstFrame, .update, .heartbeat, .finalFrame, .end, .correction:
             // With nothing acknowledged since the POST, the request was a full frame, which sets
@@ -118,6 +137,10 @@ public enum Reconciler {
             session.acknowledged = PushWardActivityModel.applyPatch(planned.request.body, to: base, at: now)
         }
         if planned.kind != .end { session.lastPatchAt = now }
+        session.pendingSince = nil
+        session.recentUpdates = session.updates(inHourBefore: now) + [now]
+        session.ownerUpdates = (session.ownerUpdates ?? 0) + 1
+        session.totalUpdates = (session.totalUpdates ?? 0) + 1
         switch planned.kind {
         case .firstFrame, .update, .heartbeat:
             session.phase = .live
@@ -168,6 +191,42 @@ public enum Reconciler {
             acknowledged.map { ($0[key].map { !$0.isNull }) ?? false } ?? true
         }
         return Dictionary(uniqueKeysWithValues: showing.map { ($0, JSONValue.null) })
+    }
+
+    /// Whether a live change waits, by the run's level (see `Fidelity`): a first failure never
+    /// does; a step change waits the settle window (or, below `steps`, rides along); any other
+    /// change waits `coalesce` (or, below `full`, rides along). Nothing waits past the heartbeat,
+    /// which then carries what was held. Nil: send now.
+    static func pacing(
+        _ session: ActivitySession, acknowledged: [String: JSONValue], desired: DesiredActivity,
+        settings: ActivitySettings, heartbeatAt: UnixTime, now: UnixTime
+    ) -> ReconcileDecision? {
+        if DesiredActivity.showsFailure(desired.content) && !DesiredActivity.showsFailure(acknowledged) { return nil }
+        let level = session.fidelity ?? settings.fidelity
+        let since = session.pendingSince ?? now
+        let stepChange =
+            acknowledged["current_step"] != desired.content["current_step"]
+            || acknowledged["total_steps"] != desired.content["total_steps"]
+        let (until, reason): (UnixTime, HoldReason)
+        switch (stepChange, stepChange ? level.pushesStepChanges : level.pushesMinorChanges) {
+        case (_, false): (until, reason) = (heartbeatAt, .belowLevel)
+        case (true, true): (until, reason) = (since + settings.settle, .settling)
+        case (false, true): (until, reason) = (since + settings.coalesce, .coalescing)
+        }
+        let due = min(until, heartbeatAt)
+        return now < due ? .hold(until: due, reason: reason) : nil
+    }
+
+    /// The hourly cap: a request waits while the card has used its requests of the last hour,
+    /// until the oldest of them leaves the window. The last `reservedForEnd` are only for the end
+    /// frame and the end (`forEnd`), so a run that spent its hour still ends on time.
+    static func capHold(_ session: ActivitySession, _ settings: ActivitySettings, _ now: UnixTime, forEnd: Bool)
+        -> ReconcileDecision?
+    {
+        let recent = session.updates(inHourBefore: now)
+        let allowed = max(1, settings.maxUpdatesPerHour - (forEnd ? 0 : ActivitySettings.reservedForEnd))
+        guard recent.count >= allowed else { return nil }
+        return .hold(until: recent[recent.count - allowed] + 3600, reason: .hourlyCap)
     }
 
     static func throttle(_ session: ActivitySession, _ settings: ActivitySettings, _ now: UnixTime)

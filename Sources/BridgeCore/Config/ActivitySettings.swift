@@ -32,6 +32,26 @@ public struct ActivitySettings: Sendable, Equatable {
     /// When every job finished but the run's `completed` delivery never arrives, the run is taken
     /// as finished after this long with nothing new.
     public var completionGrace: Double = 120
+    /// How much of a run a card shows (`pushward.fidelity`); see `Fidelity`.
+    public var fidelity: Fidelity = .auto
+    /// How long a change that is neither a step change, a first failure nor an end waits to merge
+    /// with what follows (`pushward.coalesce`). 10 s: GitHub delivers a job's completion and the
+    /// next job's start, or the shards of a matrix finishing, within a few seconds of each other,
+    /// and a card 10 s behind on a count is not something a person glancing at it notices (the
+    /// live window animates on the phone meanwhile). 0 sends every change as it comes.
+    public var coalesce: Double = 10
+    /// At most this many requests (POST and PATCH) per card in any rolling hour
+    /// (`pushward.max_updates_per_hour`). iOS delivers about 15 updates an hour to a Live
+    /// Activity whose user has not turned on frequent updates and silently drops the rest; two of
+    /// them are always kept for the end frame and the end, so the end is never the one dropped.
+    public var maxUpdatesPerHour: Int = 15
+
+    /// How long a step change waits for what usually follows it within a moment (the next job's
+    /// start after the previous one's completion), so both go as one update: the shorter of 3 s
+    /// and `coalesce`.
+    public var settle: Double { min(3, coalesce) }
+    /// Requests of the hourly cap kept for the end frame and the end.
+    public static let reservedForEnd = 2
 
     public init() {}
 }

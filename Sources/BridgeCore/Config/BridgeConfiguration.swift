@@ -83,6 +83,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 try pushward.duration("end_display_time").map(Double.init) ?? activity.endDisplayTime
             activity.minUpdateInterval =
                 try pushward.duration("min_update_interval").map(Double.init) ?? activity.minUpdateInterval
+            if let level = try pushward.string("fidelity") {
+                guard let fidelity = Fidelity(rawValue: level) else {
+                    throw ConfigurationError(
+                        key: "pushward.fidelity",
+                        problem: "must be one of \(Fidelity.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                activity.fidelity = fidelity
+            }
+            activity.coalesce = try pushward.duration("coalesce", in: 0...3_600).map(Double.init) ?? activity.coalesce
+            // At least 4: a run's create, first frame, end frame and end must fit one hour.
+            activity.maxUpdatesPerHour =
+                try pushward.integer("max_updates_per_hour", in: 4...3_600) ?? activity.maxUpdatesPerHour
             try pushward.finish()
         }
         if var section = try reader.section("activity") {

@@ -69,9 +69,13 @@ extension BridgeEngine {
         }
         if !desired.isFinal { applyProgressFloor(to: &desired, slug: slug) }
         let decision = Reconciler.decide(session: session, desired: desired, settings: settings, now: now)
+        // A held change: coalescing and settling count from when it was first seen.
+        if case .hold(_, let reason) = decision, reason != .hourlyCap, session.pendingSince == nil {
+            sessions[slug]?.pendingSince = now
+            changes.slugs.insert(slug)
+        }
         // When to look again if nothing happens: the reconciler's own wait, or the end frame.
-        var due: UnixTime?
-        if case .wait(let until) = decision { due = until }
+        var due = decision.dueAt
         if !desired.isFinal, let owner = session.owner, let completion = runs[owner]?.completion {
             let endFrameAt = completion.recognizedAt + settings.endDelay
             due = min(due ?? endFrameAt, endFrameAt)

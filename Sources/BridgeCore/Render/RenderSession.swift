@@ -39,7 +39,7 @@ public struct RenderSession: Sendable {
         horizon = max(
             horizon,
             time + settings.completionGrace + settings.endDelay + settings.endDisplayTime + settings.minUpdateInterval
-                + 1)
+                + settings.coalesce + 1)
         return output
     }
 

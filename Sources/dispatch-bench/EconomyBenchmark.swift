@@ -1,0 +1,129 @@
+import BridgeCore
+import BridgeTestSupport
+import Foundation
+
+/// What runs cost in PushWard updates at each fidelity level: scripted runs and the bundled
+/// recordings through the daemon's own core with a simulated clock (as `render` does), the
+/// in-memory PushWard enforcing the contract. Reports updates per run (POST + PATCH) against the
+/// lower bound (create, first frame, one update per step change, end frame, end: steps + 4), the
+/// busiest rolling hour against the cap, and whether the final card is the same at every level.
+enum EconomyBenchmark {
+    struct Run {
+        var name: String
+        /// Earlier runs of the same workflow, played first so history is known.
+        var history: [WebhookEvent] = []
+        var events: [WebhookEvent]
+    }
+
+    struct Row {
+        var name: String
+        var steps: Int
+        var deliveries: Int
+        /// Updates with every change pushed at once (the bridge before the economy).
+        var eager: Int
+        var updates: [Fidelity: Int]
+        var busiestHour: [Fidelity: Int]
+        var sameFinalCard: Bool
+        var lowerBound: Int { steps + 4 }
+    }
+
+    static let script = RunScript(runID: 7_001, workflow: "CI")
+
+    static func waves(_ groups: [(String, Int, Double)]) -> [[RunScript.Job]] {
+        groups.map { name, count, duration in
+            count == 1
+                ? [RunScript.Job(name, duration: duration)]
+                : (1...count).map { RunScript.Job("\(name) (\($0)/\(count))", duration: duration + Double($0) * 5) }
+        }
+    }
+
+    static var scriptedRuns: [Run] {
+        let ci = waves([
+            ("lint", 1, 25), ("build", 2, 90), ("test", 3, 120), ("integration", 1, 150), ("docker", 1, 60),
+            ("deploy", 1, 40),
+        ])
+        let second = RunScript(runID: 7_002, runNumber: 43, workflow: "CI", start: script.start + 86_400)
+        let matrix = waves([("build", 1, 60), ("test", 16, 120), ("report", 1, 20)])
+        let forty = waves((1...40).map { ("step \($0)", 1, 45) })
+        let sixtyFive = waves((1...65).map { ("group \($0)", 1, 30) })
+        return [
+            Run(name: "CI, 6 job groups, first run", events: script.deliveries(waves: ci)),
+            Run(
+                name: "same workflow, second run", history: script.deliveries(waves: ci),
+                events: second.deliveries(waves: ci)),
+            Run(name: "16-shard matrix, 3 groups", events: script.deliveries(waves: matrix)),
+            Run(name: "40-step run", events: script.deliveries(waves: forty)),
+            Run(name: "65 job groups", events: script.deliveries(waves: sixtyFive)),
+        ]
+    }
+
+    static func recordedRuns(files: [String]) -> [Run] {
+        files.compactMap { file in
+            guard let contents = FileManager.default.contents(atPath: file),
+                let deliveries = try? RecordedDelivery.parse(fileName: file, contents: contents)
+            else { return nil }
+            let events = deliveries.compactMap {
+                try? WebhookDecoder.decode(event: $0.event, body: $0.body, contentType: nil)
+            }
+            return Run(name: (file as NSString).lastPathComponent, events: events)
+        }
+    }
+
+    /// The harness after playing `run`, and the requests its own run caused.
+    static func play(_ run: Run, _ settings: ActivitySettings) -> (BridgeHarness, [RenderSession.Output]) {
+        var harness = BridgeHarness(settings: settings)
+        harness.play(run.history)
+        let before = harness.sent.count
+        harness.play(run.events)
+        return (harness, Array(harness.sent.dropFirst(before)))
+    }
+
+    static func measure(_ run: Run) -> Row {
+        let (eagerHarness, eager) = play(run, .pushingEveryChange)
+        let steps = eagerHarness.stored()?.content["total_steps"]?.intValue ?? 0
+        var row = Row(
+            name: run.name, steps: steps, deliveries: run.events.count, eager: eager.count, updates: [:],
+            busiestHour: [:], sameFinalCard: true)
+        for level in Fidelity.concrete {
+            var settings = ActivitySettings()
+            settings.fidelity = level
+            let (harness, sent) = play(run, settings)
+            row.updates[level] = sent.count
+            let times = sent.map(\.at)
+            row.busiestHour[level] = times.map { start in times.filter { $0 >= start && $0 < start + 3_600 }.count }
+                .max()
+            if harness.stored() != eagerHarness.stored() || !harness.violations.isEmpty { row.sameFinalCard = false }
+        }
+        return row
+    }
+
+    /// Prints the table and returns whether every target holds.
+    static func report(recorded files: [String]) -> Bool {
+        let rows = (recordedRuns(files: files) + scriptedRuns).map(measure)
+        let cap = ActivitySettings().maxUpdatesPerHour
+        print("\nPush economy (updates = POST + PATCH per run; lower bound = steps + 4; cap \(cap)/hour per card)")
+        print(
+            "| run | steps | deliveries | every change | full | steps | milestones | lower bound | busiest hour | same final card |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        var holds = true
+        for row in rows {
+            let full = row.updates[.full] ?? 0
+            let steps = row.updates[.steps] ?? 0
+            let milestones = row.updates[.milestones] ?? 0
+            let busiest = row.busiestHour.values.max() ?? 0
+            print(
+                "| \(row.name) | \(row.steps) | \(row.deliveries) | \(row.eager) | \(full) | \(steps) | \(milestones) "
+                    + "| \(row.lowerBound) | \(busiest) | \(row.sameFinalCard ? "yes" : "NO") |")
+            let targets =
+                steps <= row.lowerBound && full <= row.lowerBound + row.steps / 2 && milestones <= 5
+                && busiest <= cap && row.sameFinalCard
+            if !targets { holds = false }
+        }
+        print(
+            holds
+                ? "targets: steps ≤ lower bound, full ≤ lower bound + steps/2, milestones ≤ 5, cap kept, one final card: all met"
+                : "targets: NOT all met (see the rows above)")
+        return holds
+    }
+}
