@@ -7,6 +7,9 @@ public protocol PushWardTransport: Sendable {
     /// True when nothing really leaves the process (dry-run mode): the push history says so.
     var isDryRun: Bool { get }
     func send(_ request: PushWardRequest) async -> PushWardAnswer
+    /// What the key's account has spent this period (`GET /auth/me`, free of quota), for the
+    /// push-budget planner.
+    func usage() async -> PushWardUsageAnswer
 }
 
 /// Dry-run mode (no API key): every request is "acknowledged" at once, so cards move through
@@ -17,6 +20,12 @@ public struct DryRunTransport: PushWardTransport {
 
     public func send(_ request: PushWardRequest) async -> PushWardAnswer {
         .success(status: request.method == .post ? 201 : 200)
+    }
+
+    /// Unlimited, nothing spent: nothing is counted anywhere, so the budget never holds a dry run
+    /// back and the history shows every update a run would send.
+    public func usage() async -> PushWardUsageAnswer {
+        .usage(.unlimited)
     }
 }
 
@@ -32,5 +41,9 @@ public struct HTTPTransport: PushWardTransport {
 
     public func send(_ request: PushWardRequest) async -> PushWardAnswer {
         await client.send(request)
+    }
+
+    public func usage() async -> PushWardUsageAnswer {
+        await client.usage()
     }
 }

@@ -4,7 +4,9 @@ import WebhookServer
 
 /// A PushWard server on loopback for end-to-end tests: a real HTTP server that stores activities,
 /// applies merge-patches exactly as the contract says (through `InMemoryPushWard`), answers 422
-/// to whatever the real server rejects, records every request, and injects faults on demand.
+/// to whatever the real server rejects, counts Live Activity updates against a quota (`GET
+/// /auth/me` reports it; `429 quota.exceeded` once it is spent), records every request, and
+/// injects faults on demand.
 public final class FakePushWardServer: @unchecked Sendable {
     /// One request as it arrived.
     public struct Received: Sendable {
@@ -21,7 +23,9 @@ public final class FakePushWardServer: @unchecked Sendable {
     public typealias FaultRule = @Sendable (_ method: String, _ path: String, _ index: Int) -> Fault?
 
     public enum Fault: Sendable {
-        /// Answer with this status and problem body (and `Retry-After` when given).
+        /// Answer with this status and problem body (and `Retry-After` when given; `resetAt` as an
+        /// RFC 3339 `reset_at`). For a `quota.exceeded` that follows from what was sent, set a limit
+        /// with `setQuota` instead: the fake then counts and refuses as PushWard does.
         case status(Int, code: String, detail: String = "injected", retryAfter: Double? = nil, resetAt: UnixTime? = nil)
         /// Wait this long, then behave normally.
         case delay(Double)
@@ -35,7 +39,7 @@ public final class FakePushWardServer: @unchecked Sendable {
     private var server: HTTPServer?
     public private(set) var port: Int = 0
 
-    /// Starts listening on `127.0.0.1:port` (0: any free port).
+    /// Starts listening on `127.0.0.1:port` (0: any free port), with an unlimited quota.
     public init(apiKey: String = "hlk_test", port: Int = 0) throws {
         self.apiKey = apiKey
         try start(port: port)
@@ -70,6 +74,24 @@ public final class FakePushWardServer: @unchecked Sendable {
         lock.lock()
         faultRule = rule
         lock.unlock()
+    }
+
+    /// Sets the Live Activity update quota: `limit` nil is unlimited (a paid account; `/auth/me`
+    /// omits the limit), `used` nil keeps the count so far, `resetsAt` nil is the first of the next
+    /// UTC month. Lifting the limit clears a spent quota at once, as upgrading does on PushWard.
+    public func setQuota(limit: Int?, used: Int? = nil, resetsAt: UnixTime? = nil) {
+        lock.lock()
+        state.quota.limit = limit
+        if let used { state.quota.used = used }
+        state.quota.resetsAt = resetsAt
+        lock.unlock()
+    }
+
+    /// The quota as counted so far.
+    public var quota: FakeQuota {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.quota
     }
 
     public var requests: [Received] {
@@ -116,11 +138,9 @@ public final class FakePushWardServer: @unchecked Sendable {
                 "code": .string(code), "detail": .string(detail), "status": .number(Double(status)),
             ]
             if let retryAfter { problem["retry_after_ms"] = .number(retryAfter * 1000) }
-            if let resetAt { problem["reset_at"] = .number(resetAt) }
-            var response = HTTPResponse.json(status, .object(problem))
-            response.headers = [("Content-Type", "application/problem+json")]
-            if let retryAfter { response.headers.append(("Retry-After", String(Int(retryAfter.rounded(.up))))) }
-            return response
+            // RFC 3339, as PushWard writes it (§7), the same as a counted quota's refusal.
+            if let resetAt { problem["reset_at"] = .string(FakeQuota.rfc3339(resetAt)) }
+            return Self.problem(status, body: .object(problem), retryAfter: retryAfter.map { Int($0.rounded(.up)) })
         case .delay(let seconds)?:
             Thread.sleep(forTimeInterval: seconds)
         case nil:
@@ -128,6 +148,12 @@ public final class FakePushWardServer: @unchecked Sendable {
         }
         guard request.header("authorization") == "Bearer " + apiKey else {
             return Self.problem(401, "token.invalid", "missing or unknown integration key")
+        }
+        if request.method == "GET" && request.path == "/auth/me" {
+            lock.lock()
+            let user = state.usageDocument(at: now)
+            lock.unlock()
+            return HTTPResponse.json(200, user)
         }
         let contentType = request.header("content-type")?.split(separator: ";").first.map(String.init) ?? ""
         let slug: String
@@ -155,7 +181,9 @@ public final class FakePushWardServer: @unchecked Sendable {
         lock.lock()
         let status = state.handle(PushWardRequest(method: method, slug: slug, body: body), at: now)
         let violations = state.log.last?.violations ?? []
+        let refusal = status == 429 ? state.quota.exceededProblem(at: now) : nil
         lock.unlock()
+        if let refusal { return Self.problem(429, body: refusal.body, retryAfter: refusal.retryAfter) }
         switch status {
         case 200, 201:
             var response = HTTPResponse.json(status, ["slug": .string(slug)])
@@ -169,9 +197,15 @@ public final class FakePushWardServer: @unchecked Sendable {
     }
 
     static func problem(_ status: Int, _ code: String, _ detail: String) -> HTTPResponse {
-        var response = HTTPResponse.json(
-            status, ["code": .string(code), "detail": .string(detail), "status": .number(Double(status))])
+        problem(status, body: ["code": .string(code), "detail": .string(detail), "status": .number(Double(status))])
+    }
+
+    /// Every problem the fake answers, injected or earned: `application/problem+json`, with
+    /// `Retry-After` in whole seconds when given.
+    static func problem(_ status: Int, body: JSONValue, retryAfter: Int? = nil) -> HTTPResponse {
+        var response = HTTPResponse.json(status, body)
         response.headers = [("Content-Type", "application/problem+json")]
+        if let retryAfter { response.headers.append(("Retry-After", String(retryAfter))) }
         return response
     }
 

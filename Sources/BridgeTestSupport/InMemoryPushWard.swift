@@ -12,7 +12,7 @@ public struct InMemoryPushWard: Sendable {
         public var request: PushWardRequest
         /// When the request was handled (what `duration` is anchored to).
         public var at: UnixTime
-        /// The HTTP status answered: 201, 200, 404 or 422.
+        /// The HTTP status answered: 201, 200, 404, 422, or 429 when the quota is spent.
         public var status: Int
         /// Why the request was refused; empty when it was applied.
         public var violations: [ContractViolation]
@@ -22,15 +22,24 @@ public struct InMemoryPushWard: Sendable {
     public private(set) var activities: [String: StoredActivity] = [:]
     /// Every request handled, in order, refused ones included.
     public private(set) var log: [Entry] = []
+    /// The Live Activity update quota: unlimited unless a test sets a limit, so a test that does
+    /// not care about the quota never meets it.
+    public var quota = FakeQuota()
 
     public init() {}
 
     /// Handles `request` received at `now` and returns the HTTP status:
     /// `201` for a valid POST (an upsert), `200` for a valid PATCH (applied), `404` for a PATCH of
     /// a slug never created (recorded as an `activity.not_found` violation: the bridge must POST
-    /// first), `422` for any other violation (nothing applied, the violations recorded).
+    /// first), `422` for any other violation (nothing applied, the violations recorded), `429` when
+    /// `quota` is spent (checked first, so nothing is validated or applied; the fake's choice, as
+    /// PushWard does not say which check comes first). Each `201` and `200` is charged to `quota`.
     @discardableResult
     public mutating func handle(_ request: PushWardRequest, at now: UnixTime) -> Int {
+        if quota.isSpent(at: now) {
+            log.append(Entry(request: request, at: now, status: 429, violations: []))
+            return 429
+        }
         let stored = activities[request.slug]
         let violations = ContractValidator.validate(request, stored: stored, at: now)
         let status: Int
@@ -49,8 +58,15 @@ public struct InMemoryPushWard: Sendable {
         default:
             status = 422
         }
+        if status == 200 || status == 201 { quota.charge(at: now) }
         log.append(Entry(request: request, at: now, status: status, violations: violations))
         return status
+    }
+
+    /// The `GET /auth/me` body at `now`: what `quota` has counted, and how many activities exist.
+    /// Reading it costs nothing, as on PushWard.
+    public mutating func usageDocument(at now: UnixTime) -> JSONValue {
+        quota.usageDocument(activityCount: activities.count, at: now)
     }
 
     /// Every violation of every refused request, in the order they were handled. A test that

@@ -2,7 +2,7 @@ import BridgeCore
 import Foundation
 
 /// Reads a PushWard error body: an RFC 9457 problem (`code`, `detail`, `retry_after_ms`,
-/// `reset_at`) or the legacy `{"error": "…"}`; whatever it cannot read it leaves nil.
+/// `reset_at`, and a quota refusal's `kind`, `used`, `limit`) or the legacy `{"error": "…"}`; whatever it cannot read it leaves nil.
 public enum ProblemDecoder {
     public static func decode(status: Int, body: Data, retryAfterHeader: String?) -> PushWardProblem {
         var problem = PushWardProblem(status: status)
@@ -25,6 +25,12 @@ public enum ProblemDecoder {
         }
         if let reset = object["reset_at"] {
             problem.resetAt = reset.doubleValue ?? reset.stringValue.flatMap(parseTimestamp)
+        }
+        // Only a quota refusal's: another problem may use these generic names for something else.
+        if problem.code == "quota.exceeded" {
+            problem.quotaKind = object["kind"]?.stringValue
+            problem.quotaUsed = object["used"]?.intValue
+            problem.quotaLimit = object["limit"]?.intValue
         }
         return problem
     }

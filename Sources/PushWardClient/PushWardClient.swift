@@ -5,7 +5,8 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// The PushWard REST client: sends one `PushWardRequest` and says what came back, never throwing.
+/// The PushWard REST client: sends one `PushWardRequest`, or asks for the account's usage, and
+/// says what came back, never throwing.
 ///
 /// It sets `Content-Type`, `Accept` and `User-Agent` itself: URLSession on Linux would otherwise
 /// label a body `application/x-www-form-urlencoded` and introduce itself as curl. It does not treat
@@ -41,15 +42,28 @@ public struct PushWardClient: Sendable {
 
     /// The URLRequest for `request`: exposed so tests can check every header without a network.
     public func urlRequest(for request: PushWardRequest) -> URLRequest? {
-        guard let url = URL(string: configuration.baseURL + request.path) else { return nil }
-        var urlRequest = URLRequest(
-            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
-        urlRequest.httpMethod = request.method.rawValue
+        guard var urlRequest = baseRequest(method: request.method.rawValue, path: request.path) else { return nil }
         urlRequest.httpBody = request.body.canonicalData
-        urlRequest.setValue("Bearer " + configuration.apiKey, forHTTPHeaderField: "Authorization")
         urlRequest.setValue(
             request.method == .patch ? "application/merge-patch+json" : "application/json",
             forHTTPHeaderField: "Content-Type")
+        return urlRequest
+    }
+
+    /// The `GET /auth/me` request: exposed, like `urlRequest(for:)`, so tests can check its headers.
+    /// No body and no `Content-Type`; the same `Accept`, `User-Agent` and key as every other call.
+    public func usageURLRequest() -> URLRequest? {
+        baseRequest(method: "GET", path: "/auth/me")
+    }
+
+    /// The headers every call carries: the key, an explicit `Accept` (PushWard answers errors as
+    /// `application/problem+json`), and our own `User-Agent` rather than URLSession's.
+    private func baseRequest(method: String, path: String) -> URLRequest? {
+        guard let url = URL(string: configuration.baseURL + path) else { return nil }
+        var urlRequest = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: configuration.timeout)
+        urlRequest.httpMethod = method
+        urlRequest.setValue("Bearer " + configuration.apiKey, forHTTPHeaderField: "Authorization")
         urlRequest.setValue("application/json, application/problem+json", forHTTPHeaderField: "Accept")
         urlRequest.setValue(configuration.userAgent, forHTTPHeaderField: "User-Agent")
         return urlRequest
@@ -59,26 +73,63 @@ public struct PushWardClient: Sendable {
         guard let urlRequest = urlRequest(for: request) else {
             return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)\(request.path)")
         }
+        switch await exchange(urlRequest) {
+        case .failed(let reason):
+            return .noAnswer(reason: reason)
+        case .answered(let status, _, _) where (200..<300).contains(status):
+            return .success(status: status)
+        case .answered(let status, let body, let retryAfter):
+            return .problem(ProblemDecoder.decode(status: status, body: body, retryAfterHeader: retryAfter))
+        }
+    }
+
+    /// `GET /auth/me`: what the key's account has spent this period. PushWard charges nothing for
+    /// it, so it can be asked before every plan; a 2xx whose body is not a usage document is
+    /// `unreadable`, never a guess.
+    public func usage() async -> PushWardUsageAnswer {
+        guard let urlRequest = usageURLRequest() else {
+            return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)/auth/me")
+        }
+        switch await exchange(urlRequest) {
+        case .failed(let reason):
+            return .noAnswer(reason: reason)
+        case .answered(let status, let body, _) where (200..<300).contains(status):
+            switch PushWardUsage.decode(body) {
+            case .success(let usage): return .usage(usage)
+            case .failure(let error): return .unreadable(status: status, error)
+            }
+        case .answered(let status, let body, let retryAfter):
+            return .problem(ProblemDecoder.decode(status: status, body: body, retryAfterHeader: retryAfter))
+        }
+    }
+
+    /// What one HTTP exchange gave: a status with its body and `Retry-After`, or why nothing usable
+    /// came back.
+    private enum Exchange {
+        case answered(status: Int, body: Data, retryAfter: String?)
+        case failed(reason: String)
+    }
+
+    /// Carries out one request. Every status is an answer (URLSession does not treat 4xx as an
+    /// error either), except a redirect, which is refused.
+    private func exchange(_ urlRequest: URLRequest) async -> Exchange {
         do {
             let (data, response) = try await session.data(for: urlRequest)
-            guard let http = response as? HTTPURLResponse else { return .noAnswer(reason: "not an HTTP response") }
+            guard let http = response as? HTTPURLResponse else { return .failed(reason: "not an HTTP response") }
             if (300..<400).contains(http.statusCode) {
                 // Never followed (`RedirectRefusal`): the request would carry the API key to wherever
                 // the Location points. It is retried like a lost answer, and the reason says what to fix.
                 let location = http.value(forHTTPHeaderField: "Location").map { " to \($0.prefix(200))" } ?? ""
-                return .noAnswer(
+                return .failed(
                     reason: "PushWard answered \(http.statusCode), a redirect\(location), which the bridge does not "
                         + "follow with the API key: set pushward.url to the address the API answers at")
             }
-            if (200..<300).contains(http.statusCode) { return .success(status: http.statusCode) }
-            return .problem(
-                ProblemDecoder.decode(
-                    status: http.statusCode, body: data, retryAfterHeader: http.value(forHTTPHeaderField: "Retry-After")
-                ))
+            return .answered(
+                status: http.statusCode, body: data, retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
         } catch let error as URLError {
-            return .noAnswer(reason: "\(error.code.description): \(error.localizedDescription)")
+            return .failed(reason: "\(error.code.description): \(error.localizedDescription)")
         } catch {
-            return .noAnswer(reason: "\(error)")
+            return .failed(reason: "\(error)")
         }
     }
 }

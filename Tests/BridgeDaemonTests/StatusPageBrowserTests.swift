@@ -22,6 +22,10 @@ struct StatusPageBrowserTests {
         func send(_ request: PushWardRequest) async -> PushWardAnswer {
             .success(status: request.method == .post ? 201 : 200)
         }
+
+        func usage() async -> PushWardUsageAnswer {
+            .usage(.unlimited)
+        }
     }
 
     static let widgets = Repository(fullName: "acme/widgets", htmlURL: "https://github.com/acme/widgets")

@@ -18,15 +18,26 @@ public struct PushWardProblem: Sendable, Equatable, Codable {
     public var retryAfter: Double?
     /// When a monthly quota comes back (`reset_at`), for `quota.exceeded`.
     public var resetAt: UnixTime?
+    /// For `quota.exceeded`: which counter is spent (`live_activity_updates`, `notifications`,
+    /// `widget_updates`, `emails`); nil for any other problem, or when the body did not say.
+    public var quotaKind: String?
+    /// For `quota.exceeded`: the counter's `used` and `limit` when refused, so a refusal updates
+    /// what the bridge knows of the budget without asking `GET /auth/me`; nil when not given.
+    public var quotaUsed: Int?
+    public var quotaLimit: Int?
 
     public init(
-        status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil
+        status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil,
+        quotaKind: String? = nil, quotaUsed: Int? = nil, quotaLimit: Int? = nil
     ) {
         self.status = status
         self.code = code
         self.detail = detail
         self.retryAfter = retryAfter
         self.resetAt = resetAt
+        self.quotaKind = quotaKind
+        self.quotaUsed = quotaUsed
+        self.quotaLimit = quotaLimit
     }
 
     /// `422 activity.content_invalid: step_rows[2] must be 1–10`.
