@@ -59,7 +59,8 @@ public struct ActivityContentBuilder: Sendable {
         let window = plan.currentGroup.flatMap { group in
             group.estimate.map { LiveWindow(step: current, estimate: $0, startedAt: group.startedAt) }
         }
-        return DesiredActivity(run: run.key, content: content, window: window, isFinal: false)
+        return DesiredActivity(
+            run: run.key, content: content, window: window, isFinal: false, changedAt: run.lastChangeAt)
     }
 
     /// `<repo> / <workflow>`, and which attempt a re-run is.

@@ -9,12 +9,18 @@ public struct DesiredActivity: Sendable, Equatable, Codable {
     public var window: LiveWindow?
     /// True for the end frame: the run is over and this is its last look.
     public var isFinal: Bool
+    /// When a delivery last changed the run (arrival time): coalescing waits for a quiet moment
+    /// after it. Nil when unknown.
+    public var changedAt: UnixTime?
 
-    public init(run: RunKey, content: [String: JSONValue], window: LiveWindow?, isFinal: Bool) {
+    public init(
+        run: RunKey, content: [String: JSONValue], window: LiveWindow?, isFinal: Bool, changedAt: UnixTime? = nil
+    ) {
         self.run = run
         self.content = content
         self.window = window
         self.isFinal = isFinal
+        self.changedAt = changedAt
     }
 
     public var currentStep: Int? { content["current_step"]?.intValue }

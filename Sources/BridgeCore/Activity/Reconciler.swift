@@ -51,7 +51,7 @@ public enum Reconciler {
             let body: JSONValue = [
                 "slug": .string(slug), "name": .string(session.identity.name),
                 "priority": .number(Double(settings.priority)), "ended_ttl": .number(Double(settings.endedTTL)),
-                "stale_ttl": .number(Double(settings.staleTTL)),
+                "stale_ttl": .number(Double(staleTTL(session, settings))),
             ]
             return .send(
                 PlannedRequest(
@@ -75,7 +75,7 @@ public enum Reconciler {
                 if let hold = capHold(session, settings, now, forEnd: true) { return hold }
                 return patch(slug, state: stateChange, content: content, kind: .finalFrame, run: desired.run)
             }
-            let heartbeatAt = (session.lastPatchAt ?? now) + Double(settings.staleTTL) / 2
+            let heartbeatAt = (session.lastPatchAt ?? now) + Double(staleTTL(session, settings)) / 2
             if content.isEmpty && stateChange == nil {
                 guard now >= heartbeatAt else { return .wait(until: heartbeatAt) }
                 if let hold = capHold(session, settings, now, forEnd: false) { return hold }
@@ -211,10 +211,24 @@ public enum Reconciler {
         switch (stepChange, stepChange ? level.pushesStepChanges : level.pushesMinorChanges) {
         case (_, false): (until, reason) = (heartbeatAt, .belowLevel)
         case (true, true): (until, reason) = (since + settings.settle, .settling)
-        case (false, true): (until, reason) = (since + settings.coalesce, .coalescing)
+        case (false, true):
+            // Quiet for `coalesce` since the run last changed (but held at most `maxHold`), and
+            // at least `maxHold` after the card last moved: the shards of a matrix finishing a
+            // few seconds apart become one update, and a step's counts move at most once a minute.
+            let quietAt = max(since, desired.changedAt ?? since) + settings.coalesce
+            let spacedAt = (session.lastPatchAt ?? since) + settings.maxHold
+            (until, reason) = (max(min(quietAt, since + settings.maxHold), spacedAt), .coalescing)
         }
         let due = min(until, heartbeatAt)
         return now < due ? .hold(until: due, reason: reason) : nil
+    }
+
+    /// The `stale_ttl` a card is created with, after which PushWard ends an activity nobody
+    /// updated; the heartbeat goes at half of it. At `milestones` a run sends nothing between its
+    /// first frame and its end, so the card gets at least 4 hours (a heartbeat every 2) instead
+    /// of one every 15 minutes, which would be most of what such a long run costs.
+    static func staleTTL(_ session: ActivitySession, _ settings: ActivitySettings) -> Int {
+        (session.fidelity ?? settings.fidelity) == .milestones ? max(settings.staleTTL, 4 * 3_600) : settings.staleTTL
     }
 
     /// The hourly cap: a request waits while the card has used its requests of the last hour,

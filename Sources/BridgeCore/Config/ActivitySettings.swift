@@ -50,6 +50,10 @@ public struct ActivitySettings: Sendable, Equatable {
     /// start after the previous one's completion), so both go as one update: the shorter of 3 s
     /// and `coalesce`.
     public var settle: Double { min(3, coalesce) }
+    /// The longest a change inside a step is held while more keep coming, and the shortest gap
+    /// between the card's last update and one that only moves a count: six coalesce windows (a
+    /// minute by default), so a long fan-out still moves on the phone, about once a minute.
+    public var maxHold: Double { 6 * coalesce }
     /// Requests of the hourly cap kept for the end frame and the end.
     public static let reservedForEnd = 2
 

@@ -99,7 +99,8 @@ extension BridgeEngine {
             let last = session.lastPatchAt, now < last + settings.minUpdateInterval,
             let owner = session.owner, let state = runs[owner]
         else { return nil }
-        var until = min(last + settings.minUpdateInterval, last + Double(settings.staleTTL) / 2)
+        var until = min(
+            last + settings.minUpdateInterval, last + Double(Reconciler.staleTTL(session, settings)) / 2)
         if let completion = state.completion {
             let endFrameAt = completion.recognizedAt + settings.endDelay
             guard now < endFrameAt else { return nil }
