@@ -189,7 +189,9 @@ struct PushWardUsageHTTPTests {
     func dispatcherHonoursTheCountedQuota() async throws {
         typealias EndToEnd = DispatchEndToEndTests
         let fake = try FakePushWardServer()
-        let resetAt = (Date().timeIntervalSince1970 + 3).rounded(.up)
+        // Far enough ahead that a loaded machine reaches the refusal before the fake's period rolls
+        // over (which would move reset_at a month on and pause the bridge that long).
+        let resetAt = (Date().timeIntervalSince1970 + 8).rounded(.up)
         fake.setQuota(limit: 2, resetsAt: resetAt)
         let bridge = try EndToEnd.Bridge(fake: fake)
         for event in EndToEnd.script.deliveries(waves: EndToEnd.waves) { try await bridge.deliver(event) }
