@@ -15,10 +15,14 @@ public actor BridgeService {
     private var inFlight: Set<String> = []
     /// Set when a failed commit could not be followed by a reload from the store.
     private var needsReload = false
+    /// The budget level last written to the log, so a change is logged once.
+    private var levelLogged: Fidelity?
     private let configuration: BridgeConfiguration
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
+    /// Signalled when PushWard said the quota is spent: the budget is read again at once.
+    public nonisolated let usageRefresh = WakeupSignal()
     /// Deliveries from HTTP threads waiting for the next group commit.
     private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
 
@@ -89,6 +93,17 @@ public actor BridgeService {
                 try database.save(
                     engine, changes: engine.takeChanges(), at: deliveries.map(\.receivedAt).max() ?? 0)
                 return results
+            }
+            if engine.levelInForce != levelLogged {
+                logger.notice(
+                    "push budget level changed",
+                    [
+                        "budget.level": .string(engine.levelInForce?.rawValue ?? "none"),
+                        "budget.previous": .string(levelLogged?.rawValue ?? "none"),
+                        "budget.used": engine.budget.map { .number(Double($0.used)) } ?? .null,
+                        "budget.limit": engine.budget?.limit.map { .number(Double($0)) } ?? .null,
+                    ])
+                levelLogged = engine.levelInForce
             }
             metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
             if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
@@ -284,6 +299,9 @@ public actor BridgeService {
         inFlight.remove(planned.request.slug)
         let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
         let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
+        // PushWard counted it: the planner's figure stays current between two reads of /auth/me.
+        if case .success = answer { engine.budget?.used += 1 }
+        if case .quotaExhausted = effect { usageRefresh.signal() }
         let status: Int?
         let detail: String?
         switch answer {
@@ -396,6 +414,55 @@ public actor BridgeService {
         engine.filter = filter
     }
 
+    /// Takes what PushWard says the month's usage is (`GET /auth/me`) as the planner's budget,
+    /// with `pushward.budget` applied: a number caps the limit, `unlimited` keeps the planner out.
+    /// Logs when the level in force or the budget's standing changes.
+    public func updateBudget(_ usage: PushWardUsage, at now: UnixTime) {
+        var limit = usage.liveActivityUpdatesLimit
+        switch configuration.pushwardBudget {
+        case .auto: break
+        case .unlimited: limit = nil
+        case .fixed(let cap): limit = min(cap, limit ?? cap)
+        }
+        let budget = PushBudget(used: usage.liveActivityUpdatesUsed, limit: limit, resetsAt: usage.quotaResetsAt)
+        let previous = engine.budget
+        engine.budget = budget
+        if previous?.limit != budget.limit || previous == nil {
+            logger.notice(
+                "PushWard budget read",
+                [
+                    "budget.used": .number(Double(budget.used)),
+                    "budget.limit": budget.limit.map { .number(Double($0)) } ?? .null,
+                    "budget.resets_at": budget.resetsAt.map { .string(GitHubTimestamp.format($0)) } ?? .null,
+                    "budget.fidelity": .string(configuration.activity.fidelity.rawValue),
+                ])
+        }
+    }
+
+    /// The budget as the planner sees it, and the level it chose last (for `/metrics` and the page).
+    public func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
+        (engine.budget, engine.levelInForce)
+    }
+
+    /// The push budget's gauges: what PushWard counted, the allowance, the level chosen last.
+    func budgetGauges() -> [(name: String, help: String, labels: [String: String], value: Double)] {
+        let used: Double = engine.budget.map { Double($0.used) } ?? -1
+        let limit: Double = engine.budget?.limit.map(Double.init) ?? -1
+        let levels: [Fidelity: Double] = [.full: 3, .steps: 2, .milestones: 1]
+        let level: Double = engine.levelInForce.flatMap { levels[$0] } ?? 0
+        return [
+            ("budget_updates_used", "Live Activity updates PushWard counted this period (-1: unknown).", [:], used),
+            (
+                "budget_updates_limit", "The period's allowance of Live Activity updates (-1: unlimited or unknown).",
+                [:], limit
+            ),
+            (
+                "budget_level", "The level the budget planner chose last: 3 full, 2 steps, 1 milestones, 0 none yet.",
+                [:], level
+            ),
+        ]
+    }
+
     /// Gauges read at scrape time: runs and cards in flight, the gate, the database's size.
     public func gauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
         let running = engine.runs.values.filter { $0.completion == nil }.count
@@ -421,11 +488,13 @@ public actor BridgeService {
                 engine.gate.blockedUntil(at: now) == nil ? 0 : 1
             ),
             ("database_bytes", "Size of the database file and its WAL.", [:], size),
+
             (
                 "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],
                 Double(deliveriesWaiting)
             ),
         ]
+            + budgetGauges()
             // Only when a checkpointer runs: a zero would claim one keeps up.
             + (wal.map { snapshot in
                 [

@@ -200,6 +200,13 @@ public enum ConfigurationLoader {
                 "min_update_interval": .number(activity.minUpdateInterval),
                 "fidelity": .string(activity.fidelity.rawValue), "coalesce": .number(activity.coalesce),
                 "max_updates_per_hour": .number(Double(activity.maxUpdatesPerHour)),
+                "budget": {
+                    switch configuration.pushwardBudget {
+                    case .auto: JSONValue.string("auto")
+                    case .unlimited: JSONValue.string("unlimited")
+                    case .fixed(let number): JSONValue.number(Double(number))
+                    }
+                }(),
             ],
             "activity": [
                 "scope": .string(activity.scope.rawValue), "icon": .string(activity.icon),

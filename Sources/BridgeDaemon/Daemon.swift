@@ -68,6 +68,11 @@ public final class Daemon: @unchecked Sendable {
             } ?? DryRunTransport()
         let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         tasks.append(Task { await dispatcher.run() })
+        if configuration.activity.fidelity == .auto, configuration.pushwardBudget != .unlimited {
+            tasks.append(
+                Task { [service] in await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
+                })
+        }
         let service = service
         tasks.append(
             Task {
@@ -104,6 +109,34 @@ public final class Daemon: @unchecked Sendable {
             logger.warning(
                 "no PushWard API key: dry-run mode, everything is computed and recorded, nothing is sent",
                 ["pushward.url": .string(configuration.pushwardURL)])
+        }
+    }
+
+    /// How often the budget is read again: `GET /auth/me` costs no quota, and 15 minutes keeps the
+    /// planner's figures close to PushWard's between the counts the daemon keeps itself.
+    public static let budgetInterval: Double = 15 * 60
+
+    /// Reads the month's usage at start, every `budgetInterval` and whenever PushWard said the
+    /// quota is spent, and hands it to the planner. A failed read leaves the last known budget.
+    static func readBudget(service: BridgeService, transport: any PushWardTransport, logger: Logger) async {
+        while !Task.isCancelled {
+            switch await transport.usage() {
+            case .usage(let usage):
+                await service.updateBudget(usage, at: Date().timeIntervalSince1970)
+            case .problem(let problem):
+                logger.warning(
+                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
+                    ["push.status": .number(Double(problem.status)), "push.problem": .string(problem.summary)])
+            case .unreadable(let status, let error):
+                logger.warning(
+                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
+                    ["push.status": .number(Double(status)), "push.problem": .string("\(error)")])
+            case .noAnswer(let reason):
+                logger.warning(
+                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
+                    ["push.problem": .string(reason)])
+            }
+            await service.usageRefresh.wait(atMost: budgetInterval)
         }
     }
 

@@ -41,6 +41,16 @@ public enum RunDocument {
     /// One attempt: its jobs, the step plan, the card's desired and acknowledged content (only
     /// while the attempt holds the card: otherwise they describe another run), its deliveries and
     /// the requests made for it.
+    /// How the push budget drew the run: its level (null: no card) and why.
+    static func decision(_ decision: CardDecision) -> JSONValue {
+        [
+            "level": decision.level.map { .string($0.rawValue) } ?? .null, "reason": .string(decision.reason),
+            "decided_at": .string(GitHubTimestamp.format(decision.decidedAt)),
+            "remaining": decision.remaining.map { .number(Double($0)) } ?? .null,
+            "forecast_runs": decision.forecastRuns.map { .number(($0 * 10).rounded() / 10) } ?? .null,
+        ]
+    }
+
     public static func attempt(
         _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
         acknowledged: JSONValue?, pushes: [PushRecord], deliveries: [DeliveryRecord]
@@ -54,6 +64,8 @@ public enum RunDocument {
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsCard),
             "phase": ownsCard ? phase.map { .string($0.rawValue) } ?? .null : .null,
+            "updates_spent": .number(Double(state.updatesSpent ?? 0)),
+            "card_decision": state.cardDecision.map(Self.decision) ?? .null,
             "steps": .array(
                 plan.groups.map { group in
                     [

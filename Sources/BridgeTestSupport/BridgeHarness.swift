@@ -23,6 +23,11 @@ public struct BridgeHarness: Sendable {
         record(session.feed(event))
     }
 
+    /// See `RenderSession.setBudget`.
+    public mutating func setBudget(_ budget: PushBudget?) {
+        session.setBudget(budget)
+    }
+
     public mutating func finish() {
         record(session.finish())
     }

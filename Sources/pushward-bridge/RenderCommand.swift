@@ -1,11 +1,11 @@
 import BridgeCore
 import Foundation
 
-/// `render FILE… [--config PATH] [--fidelity LEVEL] [--summary]`: recorded deliveries through the core, no network; prints the
+/// `render FILE… [--config PATH] [--fidelity LEVEL] [--budget N --used M] [--summary]`: recorded deliveries through the core, no network; prints the
 /// PushWard requests it would make, one JSON object per line.
 enum RenderCommand {
     static let help = """
-        Usage: pushward-bridge render FILE... [--config PATH] [--fidelity LEVEL] [--summary]
+        Usage: pushward-bridge render FILE... [--config PATH] [--fidelity LEVEL] [--budget N [--used M]] [--summary]
 
         Feeds recorded deliveries through the bridge's core with a simulated clock (driven by the
         payloads' timestamps) and a simulated PushWard that acknowledges everything, and prints each
@@ -17,13 +17,16 @@ enum RenderCommand {
         history for later ones. --config applies the activity settings and filters of a
         configuration file, the push economy among them (fidelity, coalesce, max_updates_per_hour,
         min_update_interval); --fidelity full|steps|milestones overrides its level, to see what a
-        level costs before turning it on. --summary adds, on standard error, the updates (POST +
-        PATCH) each card would spend.
+        level costs before turning it on. --budget N [--used M] simulates an account with N updates
+        a month of which M are spent, resetting just after the input's last delivery: with
+        fidelity auto the planner picks each run's level (or no card) from it, and every request
+        counts against it. --summary adds, on standard error, the updates (POST + PATCH) each card
+        would spend, and each run's budget decision.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config", "fidelity"], flags: ["summary"], help: help) {
+        switch CLI.parse(arguments, valued: ["config", "fidelity", "budget", "used"], flags: ["summary"], help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }
@@ -50,15 +53,26 @@ enum RenderCommand {
         }
         var session = RenderSession(
             engine: BridgeEngine(settings: configuration.activity, filter: configuration.filter))
-        var output = ""
+        var events: [WebhookEvent] = []
         for (index, delivery) in deliveries.enumerated() {
-            let event: WebhookEvent
             do throws(WebhookDecodingError) {
-                event = try WebhookDecoder.decode(event: delivery.event, body: delivery.body, contentType: nil)
+                events.append(try WebhookDecoder.decode(event: delivery.event, body: delivery.body, contentType: nil))
             } catch {
                 CLI.error("delivery \(index + 1) (\(delivery.event)): \(error.description)")
                 return .failure
             }
+        }
+        if let text = parsed.options["budget"] {
+            guard let limit = Int(text), limit >= 1, let used = Int(parsed.options["used"] ?? "0"), used >= 0 else {
+                return CLI.usage("--budget takes a whole number of updates, --used one of those spent", help: help)
+            }
+            let last = events.compactMap(PayloadTime.of).max() ?? 0
+            session.setBudget(PushBudget(used: used, limit: limit, resetsAt: last + 60))
+        } else if parsed.options["used"] != nil {
+            return CLI.usage("--used goes with --budget", help: help)
+        }
+        var output = ""
+        for event in events {
             for line in session.feed(event) { output += line.json.canonicalString + "\n" }
         }
         for line in session.finish() { output += line.json.canonicalString + "\n" }
@@ -68,6 +82,11 @@ enum RenderCommand {
             for slug in session.engine.sessions.keys.sorted() {
                 let total = session.engine.sessions[slug]?.totalUpdates ?? 0
                 summary += "\(slug): \(total) updates (POST + PATCH)\n"
+            }
+            for (key, run) in session.engine.runs.sorted(by: { $0.key.runID < $1.key.runID }) {
+                guard let decision = run.cardDecision else { continue }
+                summary += "run \(key.runID) attempt \(key.attempt): \(decision.level?.rawValue ?? "no card"), "
+                summary += "\(run.updatesSpent ?? 0) updates: \(decision.reason)\n"
             }
             FileHandle.standardError.write(Data(summary.utf8))
         }

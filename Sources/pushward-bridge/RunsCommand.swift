@@ -144,6 +144,10 @@ enum RunsCommand {
         text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))\n"
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
         text += "card: \(safe(stored.slug))" + (ownsCard ? " (this run holds it)" : " (not held by this run now)")
+        text += "\ncost: \(state.updatesSpent ?? 0) PushWard updates (POST + PATCH)"
+        if let decision = state.cardDecision {
+            text += "\nbudget: \(decision.level?.rawValue ?? "no card") — \(safe(decision.reason))"
+        }
         text += "\n\n"
 
         // What the phones show: the content this run's acknowledged requests left.

@@ -24,20 +24,32 @@ struct DispatchEndToEndTests {
         let databasePath: String
         let logs = LineLog()
 
-        convenience init(fake: FakePushWardServer, minUpdateInterval: String = "0s") throws {
-            try self.init(url: fake.baseURL, apiKey: fake.apiKey, minUpdateInterval: minUpdateInterval)
+        /// Every change pushed at once unless `economy` says otherwise (a JSON fragment of
+        /// `pushward` keys); `topLevel` adds top-level keys (a fragment ending in a comma).
+        static let everyChange = #""fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600"#
+
+        convenience init(
+            fake: FakePushWardServer, minUpdateInterval: String = "0s", economy: String = everyChange,
+            topLevel: String = ""
+        ) throws {
+            try self.init(
+                url: fake.baseURL, apiKey: fake.apiKey, minUpdateInterval: minUpdateInterval, economy: economy,
+                topLevel: topLevel)
         }
 
-        init(url: String, apiKey: String, minUpdateInterval: String = "0s") throws {
+        init(
+            url: String, apiKey: String, minUpdateInterval: String = "0s", economy: String = everyChange,
+            topLevel: String = ""
+        ) throws {
             directory = NSTemporaryDirectory() + "dispatch-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             databasePath = directory + "/bridge.sqlite"
             let json = """
-                {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
+                {\(topLevel) "listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
                  "github": {"webhook_secrets": ["\(DispatchEndToEndTests.secret)"]},
                  "pushward": {"url": "\(url)", "api_key": "\(apiKey)", "end_delay": "0s",
                               "end_display_time": "0s", "min_update_interval": "\(minUpdateInterval)",
-                              "fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600}}
+                              \(economy)}}
                 """
             let configuration = try BridgeConfiguration(json: Data(json.utf8))
             let logs = logs

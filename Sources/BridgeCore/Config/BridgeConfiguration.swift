@@ -26,6 +26,17 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// Nil: dry-run mode, everything computed and recorded, nothing sent.
     public var apiKey: String?
     public var activity = ActivitySettings()
+    /// `pushward.budget`: how many Live Activity updates a month the planner may plan with.
+    public enum Budget: Sendable, Equatable {
+        /// What `GET /auth/me` says (no limit: unlimited).
+        case auto
+        /// At most this many a month, whatever the account allows.
+        case fixed(Int)
+        /// No planning: every run at the configured level.
+        case unlimited
+    }
+
+    public var pushwardBudget: Budget = .auto
     public var filter = DeliveryFilter()
 
     public init() {}
@@ -92,6 +103,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 activity.fidelity = fidelity
             }
             activity.coalesce = try pushward.duration("coalesce", in: 0...3_600).map(Double.init) ?? activity.coalesce
+            switch pushward.value("budget") {
+            case nil: break
+            case .string("auto")?: pushwardBudget = .auto
+            case .string("unlimited")?: pushwardBudget = .unlimited
+            case let value?:
+                guard let number = value.intValue, number >= 1 else {
+                    throw ConfigurationError(
+                        key: "pushward.budget",
+                        problem: "must be \"auto\", \"unlimited\" or a whole number of updates a month")
+                }
+                pushwardBudget = .fixed(number)
+            }
             // At least 4: a run's create, first frame, end frame and end must fit one hour.
             activity.maxUpdatesPerHour =
                 try pushward.integer("max_updates_per_hour", in: 4...3_600) ?? activity.maxUpdatesPerHour

@@ -12,22 +12,52 @@ extension BridgeEngine {
                     release(key, slug: slug)
                 }
             }
-            var newest: (key: RunKey, order: (UnixTime, Int, Int))?
-            for key in contendersBySlug[slug] ?? [] {
-                guard let state = runs[key] else { continue }
-                let order = (state.attemptStartedAt, key.runID, key.attempt)
-                if newest.map({ $0.order < order }) ?? true { newest = (key, order) }
+            // The newest contender takes the card, unless the budget gives it none: then it is
+            // done with the card, and the next newest is considered.
+            while true {
+                var newest: (key: RunKey, order: (UnixTime, Int, Int))?
+                for key in contendersBySlug[slug] ?? [] {
+                    guard let state = runs[key] else { continue }
+                    let order = (state.attemptStartedAt, key.runID, key.attempt)
+                    if newest.map({ $0.order < order }) ?? true { newest = (key, order) }
+                }
+                guard let newestKey = newest?.key, newestKey != owner, let newest = runs[newestKey] else { break }
+                let decision = budgetDecision(for: newestKey)
+                if let decision {
+                    runs[newestKey]?.cardDecision = decision
+                    changes.runs.insert(newestKey)
+                }
+                if let decision, decision.level == nil {
+                    release(newestKey, slug: slug)
+                    continue
+                }
+                let identity = ActivityIdentity.forRun(
+                    repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
+                var session = sessions[slug] ?? ActivitySession(identity: identity)
+                session.identity = ActivityIdentity(slug: slug, name: identity.name)
+                session.assign(to: newest.key)
+                session.fidelity = decision?.level
+                sessions[slug] = session
+                progressFloors[slug] = nil
+                changes.slugs.insert(slug)
+                break
             }
-            guard let newestKey = newest?.key, newestKey != owner, let newest = runs[newestKey] else { continue }
-            let identity = ActivityIdentity.forRun(
-                repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
-            var session = sessions[slug] ?? ActivitySession(identity: identity)
-            session.identity = ActivityIdentity(slug: slug, name: identity.name)
-            session.assign(to: newest.key)
-            sessions[slug] = session
-            progressFloors[slug] = nil
-            changes.slugs.insert(slug)
         }
+    }
+
+    /// The budget planner's choice for a run about to take a card, or nil when it has no say: a
+    /// level is configured, or the budget is unknown or unlimited.
+    mutating func budgetDecision(for run: RunKey) -> CardDecision? {
+        guard settings.fidelity == .auto, let budget, budget.limit != nil, let state = runs[run] else { return nil }
+        let now = state.lastChangeAt
+        arrivals.prune(at: now)
+        let onCards = sessions.values.filter { $0.owner != nil && $0.phase != .ended }.count
+        let decision = BudgetPlanner.decide(
+            run: run, budget: budget,
+            arrivalsPerSecond: arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),
+            runsOnCards: onCards, inForce: levelInForce, at: now)
+        if let level = decision.level { levelInForce = level }
+        return decision
     }
 
     /// What the card on `slug` should show at `now`; nil when no run holds it.
@@ -137,6 +167,10 @@ extension BridgeEngine {
         guard let session = sessions[slug], session.owner == planned.run else { return }
         let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
         sessions[slug] = updated
+        if let spent = runs[planned.run].map({ $0.updatesSpent ?? 0 }) {
+            runs[planned.run]?.updatesSpent = spent + 1
+            changes.runs.insert(planned.run)
+        }
         changes.slugs.insert(slug)
         dirtySlugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {

@@ -30,6 +30,13 @@ public struct BridgeEngine: Sendable {
     public var changes = EngineChanges()
     /// What holds back every request (quota, rate limit, refused key, circuit breaker).
     public var gate = DispatchGate()
+    /// Where the month's updates stand (from `GET /auth/me`); with a limit and `fidelity: auto`,
+    /// the budget planner picks each new run's level. Nil: not known, the configured level applies.
+    public var budget: PushBudget?
+    /// Runs that wanted a card, per hour of the last 14 days: the planner's forecast.
+    public var arrivals = RunArrivals()
+    /// The level the planner chose last, which it moves up from only with room to spare.
+    public internal(set) var levelInForce: Fidelity?
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
@@ -103,6 +110,7 @@ public struct BridgeEngine: Sendable {
     private mutating func update(
         _ key: RunKey, repository: Repository, at now: UnixTime, change: (inout RunState) -> Bool
     ) {
+        if runs[key] == nil { arrivals.record(at: now) }
         var state = runs[key] ?? newRun(key, repository: repository, at: now)
         if change(&state) { state.lastChangeAt = now }
         resolveHistory(&state)

@@ -28,6 +28,13 @@ public struct RenderSession: Sendable {
         self.engine = engine
     }
 
+    /// Simulates an account with a monthly allowance: the budget planner chooses each new run's
+    /// level from it (with `fidelity: auto`), and every request acknowledged counts against it,
+    /// as PushWard counts.
+    public mutating func setBudget(_ budget: PushBudget?) {
+        engine.budget = budget
+    }
+
     /// Feeds one delivery: timers due before it fire first, then the requests it causes.
     public mutating func feed(_ event: WebhookEvent) -> [Output] {
         let time = max(clock, PayloadTime.of(event) ?? clock)
@@ -72,6 +79,7 @@ public struct RenderSession: Sendable {
             for slug in engine.sessions.keys.sorted() {
                 if case .send(let planned) = engine.decide(slug: slug, at: clock) {
                     engine.acknowledge(planned, at: clock)
+                    engine.budget?.used += 1
                     output.append(Output(at: clock, planned: planned))
                     progressing = true
                 }

@@ -28,6 +28,12 @@ public struct RunState: Sendable, Equatable, Codable {
     public var lastChangeAt: UnixTime
     /// Set once the run is known to be over.
     public var completion: RunCompletion?
+    /// The level the push budget gave the run when it took its card, or why it got none; nil when
+    /// the configured level applied (no budget in play).
+    public var cardDecision: CardDecision?
+    /// Requests PushWard acknowledged for this run's card (POST and PATCH): what the run cost.
+    /// Nil before the first.
+    public var updatesSpent: Int?
 
     public init(key: RunKey, repository: Repository, at now: UnixTime) {
         self.key = key

@@ -86,6 +86,19 @@ public enum RunStateJSON {
             fields.string("source", completion.source.rawValue, &out)
             out.append(UInt8(ascii: "}"))
         }
+        object.integer("updatesSpent", state.updatesSpent, &out)
+        if let decision = state.cardDecision {
+            object.key("cardDecision", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = ObjectState()
+            fields.string("level", decision.level?.rawValue, &out)
+            fields.string("reason", decision.reason, &out)
+            guard fields.number("decidedAt", decision.decidedAt, &out),
+                fields.number("forecastRuns", decision.forecastRuns, &out)
+            else { return false }
+            fields.integer("remaining", decision.remaining, &out)
+            out.append(UInt8(ascii: "}"))
+        }
         out.append(UInt8(ascii: "}"))
         return true
     }

@@ -256,6 +256,16 @@ public final class BridgeDatabase {
         {
             engine.gate = try decode(DispatchGate.self, gate)
         }
+        // The budget planner's forecast: runs first seen per hour over the last 14 days (through
+        // the updated_at index: a run first seen since then was updated since then too).
+        let since = now - RunArrivals.window
+        let hours = try connection.query(
+            """
+            SELECT CAST(first_seen_at / 3600 AS INTEGER), count(*) FROM runs
+            WHERE updated_at >= ? AND first_seen_at >= ? GROUP BY 1
+            """, [.real(since), .real(since)]
+        ) { row in (row.int(0) ?? 0, row.int(1) ?? 0) }
+        for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }
         _ = engine.takeChanges()
         return engine
     }
