@@ -68,7 +68,7 @@ public final class Daemon: @unchecked Sendable {
             } ?? DryRunTransport()
         let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         tasks.append(Task { await dispatcher.run() })
-        if configuration.activity.fidelity == .auto, configuration.pushwardBudget != .unlimited {
+        if configuration.activity.fidelity == .auto, configuration.pushwardBudget != .unlimited, !dryRun {
             tasks.append(
                 Task { [service] in await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
                 })
@@ -165,6 +165,8 @@ public final class Daemon: @unchecked Sendable {
         for task in tasks { task.cancel() }
         // The dispatcher sleeps on this signal, not on a cancellable sleep: wake it to see the cancel.
         service.wakeups.signal()
+        // So does the budget reader, between two reads of /auth/me.
+        service.usageRefresh.signal()
         let finished = DispatchSemaphore(value: 0)
         let tasks = tasks
         Task {
