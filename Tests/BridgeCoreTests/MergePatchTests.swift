@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -158,21 +159,4 @@ import Testing
     }
 
     private static let keys = ["a", "b", "c", "d", "e"]
-}
-
-/// A tiny seeded generator (Steele, Lea & Flood's SplitMix64), so random tests repeat exactly.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
 }

@@ -8,18 +8,6 @@ import Testing
 /// duplicates, must end in the same state and the same final card.
 @Suite("Order independence")
 struct OrderIndependenceTests {
-    /// SplitMix64: a small, seeded generator so every failure is reproducible from its seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The real five-delivery sequence of a re-run (attempt 10) recorded from GitHub.
     static func recordedSequence() throws -> [WebhookEvent] {
         try [
@@ -81,7 +69,7 @@ struct OrderIndependenceTests {
         let (expected, reference) = Self.outcome(of: events)
         #expect(reference.violations.isEmpty)
         #expect(expected.cards.values.allSatisfy { $0.state == "ended" && $0.content["progress"] == 1 })
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         for round in 0..<rounds {
             var shuffled = events
             for _ in 0..<Int.random(in: 0...events.count, using: &generator) {
@@ -99,7 +87,7 @@ struct OrderIndependenceTests {
     func requestCountStaysClose() {
         let events = Self.scriptedSequence()
         let inOrder = Self.outcome(of: events).1.sent.count
-        var generator = SeededGenerator(state: 99)
+        var generator = SplitMix64(seed: 99)
         for _ in 0..<20 {
             let shuffled = events.shuffled(using: &generator)
             let count = Self.outcome(of: shuffled).1.sent.count

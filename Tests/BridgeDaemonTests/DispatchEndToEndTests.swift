@@ -308,7 +308,7 @@ struct DispatchEndToEndTests {
         let inOrder = events.enumerated().map { ($0.element, "d-\($0.offset)") }
         let (expected, count) = try await replay(inOrder)
         #expect(expected?.state == "ended")
-        var generator = OrderIndependenceSeed(state: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<2 {
             var shuffled = inOrder + inOrder.shuffled(using: &generator).prefix(4)
             shuffled.shuffle(using: &generator)
@@ -316,17 +316,5 @@ struct DispatchEndToEndTests {
             #expect(card == expected)
             #expect(requests <= count + 3, "in order \(count), shuffled \(requests)")
         }
-    }
-}
-
-/// SplitMix64, so a failing order can be replayed from its seed.
-struct OrderIndependenceSeed: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
