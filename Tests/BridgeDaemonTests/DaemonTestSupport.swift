@@ -367,9 +367,10 @@ final class HTTPTestClient {
 
     /// One complete request and its response.
     static func request(
-        port: Int, method: String, target: String, headers: [(String, String)] = [], body: Data = Data()
+        port: Int, method: String, target: String, headers: [(String, String)] = [], body: Data = Data(),
+        timeout: Double = 20
     ) throws -> Response {
-        let client = try HTTPTestClient(port: port)
+        let client = try HTTPTestClient(port: port, timeout: timeout)
         let head = head(method: method, target: target, headers: headers, contentLength: body.count)
         try client.send(Data(head.utf8) + body)
         return try client.readResponse()
