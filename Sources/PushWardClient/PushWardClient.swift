@@ -60,7 +60,8 @@ public struct PushWardClient: Sendable {
             return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)\(request.path)")
         }
         do {
-            let (data, response) = try await session.data(for: urlRequest)
+            // Not `session.data(for:)`: it can deadlock when the dispatcher is cancelled (see there).
+            let (data, response) = try await session.dataCancellable(for: urlRequest)
             guard let http = response as? HTTPURLResponse else { return .noAnswer(reason: "not an HTTP response") }
             if (200..<300).contains(http.statusCode) { return .success(status: http.statusCode) }
             return .problem(
