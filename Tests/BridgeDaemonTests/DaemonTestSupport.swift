@@ -51,9 +51,11 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// Polls `condition` (off the pool) every 50 ms until it holds or `timeout` seconds pass.
+/// Polls `condition` (off the pool) every 50 ms until it holds or `timeout` seconds pass. The
+/// timeout only guards against a condition that never comes, so it is generous: a sanitizer (or a
+/// busy machine) slows everything the condition waits for manyfold.
 func eventually(
-    timeout: Double = 10, _ condition: @escaping @Sendable () throws -> Bool
+    timeout: Double = 30, _ condition: @escaping @Sendable () throws -> Bool
 ) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
@@ -232,7 +234,7 @@ final class RunningDaemon: @unchecked Sendable {
     }
 
     /// Waits until the card on `slug` has ended.
-    func waitUntilEnded(slug: String, timeout: Double = 15) async throws -> Bool {
+    func waitUntilEnded(slug: String, timeout: Double = 30) async throws -> Bool {
         let path = databasePath
         return try await eventually(timeout: timeout) {
             let database = try BridgeDatabase(path: path, readOnly: true)
