@@ -122,9 +122,12 @@ struct SystemdIntegrationTests {
         close(probe)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: activator)
-        process.arguments = [
-            "-l", "127.0.0.1:\(port)", Self.binary.path, "serve", "--config", directory + "/config.json",
-        ]
+        // The activator hands the binary only PATH, HOME, USER and TERM: pass the sanitizer options
+        // (`make sanitize`) on, so a report of the binary lands where the target looks.
+        process.arguments =
+            ["-l", "127.0.0.1:\(port)"] + BridgeProcess.sanitizerOptions.keys.sorted().map { "--setenv=\($0)" } + [
+                Self.binary.path, "serve", "--config", directory + "/config.json",
+            ]
         let errors = Pipe()
         process.standardError = errors
         try process.run()
