@@ -201,9 +201,10 @@ final class RunningDaemon: @unchecked Sendable {
     var port: Int { daemon.port }
     var databasePath: String { configuration.database }
 
-    func stop() async throws {
+    /// Stops the daemon; background work gets `deadline` seconds to finish, as in `serve`.
+    func stop(deadline: Double = 10) async throws {
         let daemon = daemon
-        try await offPool { daemon.stop(deadline: 10) }
+        try await offPool { daemon.stop(deadline: deadline) }
     }
 
     /// One signed `POST /webhook`.
