@@ -64,6 +64,14 @@ public actor BridgeService {
     /// Deliveries received and not answered yet (queued, or in the commit under way).
     public nonisolated var deliveriesWaiting: Int { ingestQueue.waiting }
 
+    /// Sets how long a commit waits for another connection's write lock before its deliveries get a
+    /// 503 (`SQLiteConnection.busyTimeoutMilliseconds` unless set). On the actor, since the connection
+    /// is used only from there. For tests that hold the lock until their own conditions hold: they set
+    /// it past their time limit, so a slow machine (a sanitizer) cannot run the wait out under them.
+    public func setStoreBusyTimeout(milliseconds: Int32) throws {
+        try database.connection.setBusyTimeout(milliseconds: milliseconds)
+    }
+
     private func drainIngestQueue() {
         let batch = ingestQueue.take()
         guard !batch.isEmpty else { return }

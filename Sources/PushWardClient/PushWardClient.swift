@@ -114,7 +114,8 @@ public struct PushWardClient: Sendable {
     /// error either), except a redirect, which is refused.
     private func exchange(_ urlRequest: URLRequest) async -> Exchange {
         do {
-            let (data, response) = try await session.data(for: urlRequest)
+            // Not `session.data(for:)`: it can deadlock when the dispatcher is cancelled (see there).
+            let (data, response) = try await session.dataCancellable(for: urlRequest)
             guard let http = response as? HTTPURLResponse else { return .failed(reason: "not an HTTP response") }
             if (300..<400).contains(http.statusCode) {
                 // Never followed (`RedirectRefusal`): the request would carry the API key to wherever

@@ -88,7 +88,7 @@ struct AdminAPITests {
         }
 
         /// Waits until every recorded run's card has ended.
-        func waitUntilAllEnded(timeout: Double = 15) async throws -> Bool {
+        func waitUntilAllEnded(timeout: Double = 30) async throws -> Bool {
             let path = databasePath
             return try await eventually(timeout: timeout) {
                 let database = try BridgeDatabase(path: path, readOnly: true)

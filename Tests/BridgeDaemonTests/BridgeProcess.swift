@@ -14,8 +14,16 @@ final class BridgeProcess: @unchecked Sendable {
         Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
     }
 
-    /// A fixed environment: nothing of the test runner's (a `PUSHWARD_*` there must not leak in).
-    static let baseEnvironment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+    /// A fixed environment: nothing of the test runner's (a `PUSHWARD_*` there must not leak in),
+    /// except its sanitizer options.
+    static let baseEnvironment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(sanitizerOptions) { $1 }
+
+    /// The runner's `TSAN_OPTIONS`, `ASAN_OPTIONS`, …: under `make sanitize` the binary is sanitized
+    /// too, and these send its reports to the files the target checks (`log_path`) and apply the
+    /// same suppressions. Without them a child's report would go to a stderr file nobody reads.
+    static let sanitizerOptions: [String: String] = ProcessInfo.processInfo.environment.filter { name, _ in
+        ["TSAN_OPTIONS", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"].contains(name)
+    }
 
     struct Result: Sendable {
         var status: Int32

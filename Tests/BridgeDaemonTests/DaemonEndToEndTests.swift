@@ -168,37 +168,63 @@ struct DaemonEndToEndTests {
 
     // MARK: Group commit
 
+    /// How long the group-commit tests wait for a condition only their own steps make true. Only a
+    /// lost behaviour (or a hang) runs it out, so it is generous: a sanitizer slows every step manyfold.
+    static let patience: Double = 40
+
     /// Holds the database's write lock from another connection while `body` runs, so the daemon's
-    /// commit under way waits (within its busy timeout) and everything arriving meanwhile queues.
+    /// commit under way waits and everything arriving meanwhile queues.
+    ///
+    /// The daemon's busy timeout (5 s) would turn a long `body` into a 503 for the waiting commit, and
+    /// how long `body` takes depends on the machine (twelve HTTP requests under ThreadSanitizer can take
+    /// more). So for as long as the lock is held the daemon waits 10 minutes, past the suite's time
+    /// limit: the lock goes when `body`'s conditions hold, never because a clock ran out.
     static func withWriteLockHeld<T: Sendable>(
-        path: String, _ body: () async throws -> T
+        _ daemon: RunningDaemon, _ body: () async throws -> T
     ) async throws -> T {
+        let path = daemon.databasePath
+        let service = daemon.daemon.service
+        try await service.setStoreBusyTimeout(milliseconds: 600_000)
         let blocker = try await offPool { () -> SQLiteConnectionBox in
             let connection = try SQLiteConnection(path: path)
             try connection.execute("BEGIN EXCLUSIVE")
             return SQLiteConnectionBox(connection)
         }
+        let result: T
         do {
-            let result = try await body()
-            try await offPool { try blocker.connection.execute("ROLLBACK") }
-            return result
+            result = try await body()
         } catch {
             try? await offPool { try blocker.connection.execute("ROLLBACK") }
+            try? await service.setStoreBusyTimeout(milliseconds: SQLiteConnection.busyTimeoutMilliseconds)
             throw error
         }
+        try await offPool { try blocker.connection.execute("ROLLBACK") }
+        try await service.setStoreBusyTimeout(milliseconds: SQLiteConnection.busyTimeoutMilliseconds)
+        return result
     }
 
     typealias Answers = Task<[HTTPTestClient.Response], any Error>
 
-    /// Sends deliveries at once, each on its own thread; the answers in the order given.
+    /// Sends deliveries at once, each on its own thread; the answers in the order given. An answer
+    /// comes only after the commit the test holds back for as long as its steps take, so each waits
+    /// past the suite's time limit (the guard against a hang) rather than the client's usual 20 s.
     static func deliverConcurrently(
         _ daemon: RunningDaemon, _ deliveries: [(id: String, body: Data)]
     ) -> Answers {
-        Task {
+        let port = daemon.port
+        let secret = daemon.configuration.webhookSecrets[0]
+        return Task {
             try await withThrowingTaskGroup(of: (Int, HTTPTestClient.Response).self) { group in
                 for (index, delivery) in deliveries.enumerated() {
+                    let headers = signedHeaders(
+                        event: "workflow_run", id: delivery.id, body: delivery.body, secret: secret)
                     group.addTask {
-                        (index, try await daemon.deliver(event: "workflow_run", id: delivery.id, body: delivery.body))
+                        let response = try await offPool {
+                            try HTTPTestClient.request(
+                                port: port, method: "POST", target: "/webhook", headers: headers, body: delivery.body,
+                                timeout: 120)
+                        }
+                        return (index, response)
                     }
                 }
                 var answers: [Int: HTTPTestClient.Response] = [:]
@@ -220,15 +246,14 @@ struct DaemonEndToEndTests {
             let service = daemon.daemon.service
             #expect(try await daemon.request(method: "GET", target: "/readyz").status == 200)
             let before = daemon.daemon.counters.observations("ingest_batch_size")
-            let (first, rest) = try await Self.withWriteLockHeld(path: daemon.databasePath) {
-                () async throws -> (Answers, Answers) in
+            let (first, rest) = try await Self.withWriteLockHeld(daemon) { () async throws -> (Answers, Answers) in
                 // The first delivery's transaction waits for the lock...
                 let first = Self.deliverConcurrently(daemon, [("group-0", Self.requested(700))])
-                #expect(try await eventually { service.deliveriesWaiting == 1 })
+                #expect(try await eventually(timeout: Self.patience) { service.deliveriesWaiting == 1 })
                 // ...while eleven more gather behind it; none is answered while nothing commits.
                 let rest = Self.deliverConcurrently(
                     daemon, (1...11).map { ("group-\($0)", Self.requested(700 + $0)) })
-                #expect(try await eventually { service.deliveriesWaiting == 12 })
+                #expect(try await eventually(timeout: Self.patience) { service.deliveriesWaiting == 12 })
                 #expect(
                     try await daemon.read {
                         try $0.connection.queryOne("SELECT count(*) FROM deliveries") { $0.int(0) }
@@ -269,11 +294,11 @@ struct DaemonEndToEndTests {
                 ("healthy-1", Self.requested(801)), ("doomed-1", Self.requested(802, repository: "acme/doomed")),
                 ("healthy-2", Self.requested(803)), ("healthy-3", Self.requested(804)),
             ]
-            let (first, rest) = try await Self.withWriteLockHeld(path: path) { () async throws -> (Answers, Answers) in
+            let (first, rest) = try await Self.withWriteLockHeld(daemon) { () async throws -> (Answers, Answers) in
                 let first = Self.deliverConcurrently(daemon, [("healthy-0", Self.requested(800))])
-                #expect(try await eventually { service.deliveriesWaiting == 1 })
+                #expect(try await eventually(timeout: Self.patience) { service.deliveriesWaiting == 1 })
                 let rest = Self.deliverConcurrently(daemon, group)
-                #expect(try await eventually { service.deliveriesWaiting == 5 })
+                #expect(try await eventually(timeout: Self.patience) { service.deliveriesWaiting == 5 })
                 return (first, rest)
             }
             #expect(try await first.value.map(\.status) == [202])
@@ -309,11 +334,18 @@ struct DaemonEndToEndTests {
             }
             #expect(metrics.status == 200)
             #expect(metrics.text.contains("pushward_bridge_wal_frames_not_checkpointed"))
-            try await daemon.stop()
+            // The final checkpoint comes after the background work, or after the shutdown deadline
+            // if that runs out first; then a commit of the dispatcher can follow it into the WAL.
+            // The deadline is not what this test is about, and a starved process (a sanitizer, a
+            // busy machine) can overrun 10 s: give the work all the time it takes.
+            try await daemon.stop(deadline: 600)
             let walBytes = try await offPool {
                 (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
             }
-            #expect(walBytes == 0, "the final TRUNCATE checkpoint left \(walBytes) bytes")
+            // The daemon's warnings (a checkpoint that could not truncate, a shutdown past its
+            // deadline) say why, should the WAL not be empty.
+            let warnings = daemon.log.entries.filter { $0["level"] == "warning" || $0["level"] == "error" }
+            #expect(walBytes == 0, "the final TRUNCATE checkpoint left \(walBytes) bytes; \(warnings)")
             #expect(try await daemon.read { try $0.listDeliveries().count } == 5)
         }
     }

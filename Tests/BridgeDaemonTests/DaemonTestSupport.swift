@@ -51,9 +51,11 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
-/// Polls `condition` (off the pool) every 50 ms until it holds or `timeout` seconds pass.
+/// Polls `condition` (off the pool) every 50 ms until it holds or `timeout` seconds pass. The
+/// timeout only guards against a condition that never comes, so it is generous: a sanitizer (or a
+/// busy machine) slows everything the condition waits for manyfold.
 func eventually(
-    timeout: Double = 10, _ condition: @escaping @Sendable () throws -> Bool
+    timeout: Double = 30, _ condition: @escaping @Sendable () throws -> Bool
 ) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
@@ -201,9 +203,10 @@ final class RunningDaemon: @unchecked Sendable {
     var port: Int { daemon.port }
     var databasePath: String { configuration.database }
 
-    func stop() async throws {
+    /// Stops the daemon; background work gets `deadline` seconds to finish, as in `serve`.
+    func stop(deadline: Double = 10) async throws {
         let daemon = daemon
-        try await offPool { daemon.stop(deadline: 10) }
+        try await offPool { daemon.stop(deadline: deadline) }
     }
 
     /// One signed `POST /webhook`.
@@ -234,7 +237,7 @@ final class RunningDaemon: @unchecked Sendable {
     }
 
     /// Waits until the card on `slug` has ended.
-    func waitUntilEnded(slug: String, timeout: Double = 15) async throws -> Bool {
+    func waitUntilEnded(slug: String, timeout: Double = 30) async throws -> Bool {
         let path = databasePath
         return try await eventually(timeout: timeout) {
             let database = try BridgeDatabase(path: path, readOnly: true)
@@ -394,9 +397,9 @@ final class HTTPTestClient {
     /// One complete request and its response.
     static func request(
         port: Int, method: String, target: String, headers: [(String, String)] = [], body: Data = Data(),
-        host: String? = "localhost"
+        host: String? = "localhost", timeout: Double = 20
     ) throws -> Response {
-        let client = try HTTPTestClient(port: port)
+        let client = try HTTPTestClient(port: port, timeout: timeout)
         let head = head(method: method, target: target, headers: headers, contentLength: body.count, host: host)
         try client.send(Data(head.utf8) + body)
         return try client.readResponse()

@@ -81,9 +81,18 @@ struct MetricsTests {
         ])
         for event in events { #expect(try await Self.send(Self.delivery(event, port: daemon.port)).0 == 202) }
         #expect(try await Self.send(Self.delivery(events[0], port: daemon.port, secret: "wrong")).0 == 401)
-        try await Task.sleep(for: .milliseconds(500))
-        let (status, text) = try await Self.send(
-            URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!))
+        // The dispatcher pushes after the deliveries are answered: scrape once it has sent the end,
+        // however long that takes (a fixed pause here was a bet on the machine's speed). The minute
+        // only guards against an end that never comes, which the expectations below then report.
+        let scrape = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!)
+        let deadline = ContinuousClock.now + .seconds(60)
+        var (status, text) = try await Self.send(scrape)
+        while Self.sample(text, #"pushward_bridge_pushward_requests_total{kind="end",status="200"}"#) == nil,
+            ContinuousClock.now < deadline
+        {
+            try await Task.sleep(for: .milliseconds(50))
+            (status, text) = try await Self.send(scrape)
+        }
         await daemon.shutdown()
         #expect(status == 200)
         let jobs = events.filter { if case .workflowJob = $0 { true } else { false } }.count

@@ -45,8 +45,14 @@ public final class SQLiteConnection {
     /// the code (values always go through parameters), so the cache stays as small as that set.
     private var statements: [String: OpaquePointer] = [:]
 
-    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`.
+    /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`, unless
+    /// the owner sets its own (`setBusyTimeout(milliseconds:)`).
     public static let busyTimeoutMilliseconds: Int32 = 5000
+
+    /// This connection's wait for another connection's lock, in milliseconds.
+    public private(set) var busyTimeout: Int32 = SQLiteConnection.busyTimeoutMilliseconds
+    /// Set by `pollForLocksFinely()`: a new busy timeout keeps the fine polling.
+    private var pollsForLocksFinely = false
 
     /// Opens (and for `.readWrite`, creates) the database at `path` and configures it.
     ///
@@ -277,8 +283,30 @@ public final class SQLiteConnection {
     /// finds it held for 12 ms waits 18. This one polls every 0.2 ms for the first 20 ms, then every
     /// 2 ms: for the daemon's writer, whose every wait delays webhook answers.
     public func pollForLocksFinely() throws(SQLiteError) {
+        pollsForLocksFinely = true
+        try installBusyHandler()
+    }
+
+    /// Sets how long this connection waits for another connection's lock before failing with `SQLITE_BUSY`
+    /// (at least 1 ms), keeping the fine polling if it is on. A test that holds the write lock for as long as its
+    /// own steps take sets its writer's wait far past them, so the machine's speed cannot turn the wait into a
+    /// failure.
+    public func setBusyTimeout(milliseconds: Int32) throws(SQLiteError) {
+        precondition(milliseconds >= 1, "a busy timeout of \(milliseconds) ms")
+        busyTimeout = milliseconds
+        try installBusyHandler()
+    }
+
+    /// SQLite's own busy handler with `busyTimeout`, or the fine one with the same total wait.
+    private func installBusyHandler() throws(SQLiteError) {
         let db = try openHandle(nil)
-        let result = sqlite3_busy_handler(db, finePollingBusyHandler, nil)
+        // Equivalent to PRAGMA busy_timeout, without parsing SQL.
+        var result = sqlite3_busy_timeout(db, busyTimeout)
+        if result == SQLITE_OK, pollsForLocksFinely {
+            // The handler's context is the total wait itself, not a pointer to anything.
+            result = sqlite3_busy_handler(
+                db, finePollingBusyHandler, UnsafeMutableRawPointer(bitPattern: Int(busyTimeout)))
+        }
         guard result == SQLITE_OK else { throw SQLiteError(result: result, db: db, sql: nil) }
     }
 
@@ -317,9 +345,8 @@ extension SQLiteConnection {
     }
 
     private func configure() throws(SQLiteError) {
-        // Equivalent to PRAGMA busy_timeout, without parsing SQL.
         let db = try openHandle(nil)
-        sqlite3_busy_timeout(db, Self.busyTimeoutMilliseconds)
+        try installBusyHandler()
         guard mode == .readWrite else { return }
 
         let journalModeSQL = "PRAGMA journal_mode = WAL"
@@ -538,14 +565,16 @@ private func closeFileDescriptor(_ descriptor: Int32) {
 }
 
 /// The busy handler of `pollForLocksFinely`: `count` is how many times SQLite has called it for
-/// this wait. 100 polls of 0.2 ms, then 2 ms polls until the busy timeout's total is spent.
+/// this wait; `context` is the connection's busy timeout in milliseconds (as a pointer's bits).
+/// 100 polls of 0.2 ms, then 2 ms polls until the busy timeout's total is spent.
 private func finePollingBusyHandler(_ context: UnsafeMutableRawPointer?, _ count: Int32) -> Int32 {
     let finePolls: Int32 = 100
     if count < finePolls {
         usleep(200)
         return 1
     }
-    let coarsePolls = (SQLiteConnection.busyTimeoutMilliseconds - 20) / 2
+    let busyTimeout = Int32(truncatingIfNeeded: Int(bitPattern: context))
+    let coarsePolls = (busyTimeout - 20) / 2
     guard count < finePolls + coarsePolls else { return 0 }
     usleep(2_000)
     return 1
