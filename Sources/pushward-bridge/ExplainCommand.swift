@@ -11,8 +11,9 @@ enum ExplainCommand {
 
         Says in sentences why a run's card looks as it does: which card it draws on and whether it
         holds it, where the step shape came from (seeded from an earlier run, or grown live), where
-        the widths come from, why a live window was or was not sent, how the run ended, what PushWard
-        answered, and why deliveries were ignored. With --delivery, what became of one delivery.
+        the widths come from, why a live window was or was not sent, why a visible change did not go
+        out as its own update (coalesce window, settle window, the run's level, the hourly cap, the
+        budget), how the run ended, what PushWard answered, and why deliveries were ignored. With --delivery, what became of one delivery.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
@@ -57,7 +58,9 @@ enum ExplainCommand {
                     RunExplanation.Facts(
                         run: stored, card: card?.card, acknowledged: card?.acknowledged,
                         pushes: try database.pushes(for: stored.state.key),
-                        deliveries: try database.listDeliveries(run: stored.state.key, limit: 1_000), settings: settings
+                        deliveries: try database.listDeliveries(
+                            run: stored.state.key, limit: 1_000, includePayload: true),
+                        settings: settings
                     ))
             }
             output(sentences, json: json)
