@@ -166,6 +166,24 @@ struct CLITests {
         #expect(unknown.stderr.contains("no-such-delivery"))
     }
 
+    @Test("explain replays the recorded deliveries against the settings it is given: held changes or none")
+    func explainHeldChanges() async throws {
+        let replayed = try await Self.replay()
+        // The defaults coalesce (10 s) and settle: the replayed run's changes did not all go at once.
+        let defaults = try await run(["explain", String(Self.runID), "--json"], replayed)
+        #expect(defaults.status == 0, "\(defaults.stderr)")
+        let held = defaults.json?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(held.contains { $0.contains("did not, to spend fewer of PushWard's paid updates") }, "\(held)")
+        #expect(held.contains { $0.contains("held for the settle window") || $0.contains("coalesce window") })
+        // The daemon's own configuration pushed every change: explain with it finds nothing held.
+        let config = try replayed.directory.write(
+            "explain-config.json", TestConfiguration(database: replayed.database).json)
+        let configured = try await run(["explain", String(Self.runID), "--json", "--config", config], replayed)
+        let sentences = configured.json?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(sentences.contains { $0.contains("went out as its own update") }, "\(sentences)")
+        #expect(!sentences.contains { $0.contains("did not, to spend fewer") })
+    }
+
     // MARK: check-config
 
     static let secret = "correct-horse-battery-staple"
