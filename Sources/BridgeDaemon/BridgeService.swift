@@ -452,12 +452,24 @@ public actor BridgeService {
         (engine.budget, engine.levelInForce)
     }
 
-    /// The push budget's gauges: what PushWard counted, the allowance, the level chosen last.
-    func budgetGauges() -> [(name: String, help: String, labels: [String: String], value: Double)] {
+    /// The push budget's gauges: what PushWard counted, the allowance, the level chosen last, and
+    /// what the planner looks ahead to: how long until the count starts over and how many runs it
+    /// expects by then, so a dashboard shows why the level moved before it moves.
+    func budgetGauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
         let used: Double = engine.budget.map { Double($0.used) } ?? -1
         let limit: Double = engine.budget?.limit.map(Double.init) ?? -1
         let levels: [Fidelity: Double] = [.full: 3, .steps: 2, .milestones: 1]
         let level: Double = engine.levelInForce.flatMap { levels[$0] } ?? 0
+        let resetsIn: Double = engine.budget?.resetsAt.map { max(0, $0 - now) } ?? -1
+        var forecast: Double = -1
+        if let budget = engine.budget, budget.limit != nil {
+            // The planner's own figure for a run arriving now; the run key does not enter it.
+            let decision = BudgetPlanner.decide(
+                run: RunKey(repository: "", runID: 0, attempt: 1), budget: budget,
+                arrivalsPerSecond: engine.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),
+                runsOnCards: 0, inForce: engine.levelInForce, at: now)
+            forecast = decision.forecastRuns ?? -1
+        }
         return [
             ("budget_updates_used", "Live Activity updates PushWard counted this period (-1: unknown).", [:], used),
             (
@@ -467,6 +479,15 @@ public actor BridgeService {
             (
                 "budget_level", "The level the budget planner chose last: 3 full, 2 steps, 1 milestones, 0 none yet.",
                 [:], level
+            ),
+            (
+                "budget_resets_in_seconds", "Seconds until PushWard's count starts over (-1: unknown).", [:],
+                resetsIn
+            ),
+            (
+                "budget_forecast_runs",
+                "Runs the budget planner expects to want a card before the reset (-1: no limit or unknown).", [:],
+                forecast
             ),
         ]
     }
@@ -502,7 +523,7 @@ public actor BridgeService {
                 Double(deliveriesWaiting)
             ),
         ]
-            + budgetGauges()
+            + budgetGauges(at: now)
             // Only when a checkpointer runs: a zero would claim one keeps up.
             + (wal.map { snapshot in
                 [

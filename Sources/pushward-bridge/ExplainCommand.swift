@@ -11,8 +11,14 @@ enum ExplainCommand {
 
         Says in sentences why a run's card looks as it does: which card it draws on and whether it
         holds it, where the step shape came from (seeded from an earlier run, or grown live), where
-        the widths come from, why a live window was or was not sent, how the run ended, what PushWard
-        answered, and why deliveries were ignored. With --delivery, what became of one delivery.
+        the widths come from, why a live window was or was not sent, why a visible change did not go
+        out as its own update (coalesce window, settle window, the run's level, the hourly cap, the
+        budget), how the run ended, what PushWard answered, and why deliveries were ignored. With
+        --delivery, what became of one delivery.
+
+        Held changes are worked out by replaying the run's recorded deliveries (while retention
+        keeps their payloads) with the configuration's settings: with --database, add --config to
+        use them (the defaults stand in otherwise).
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
@@ -38,8 +44,10 @@ enum ExplainCommand {
         guard parsed.positionals.count == 1, let runID = Int(parsed.positionals[0]) else {
             return CLI.usage("explain needs one RUN_ID (a number) or --delivery ID", help: help)
         }
+        // The settings the run was drawn with: what the held changes are worked out against, so
+        // with --database alone (no configuration to read) the defaults stand in for them.
         var settings = ActivitySettings()
-        if parsed.options["database"] == nil,
+        if parsed.options["database"] == nil || parsed.options["config"] != nil,
             case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
         {
             settings = configuration.activity
@@ -57,7 +65,9 @@ enum ExplainCommand {
                     RunExplanation.Facts(
                         run: stored, card: card?.card, acknowledged: card?.acknowledged,
                         pushes: try database.pushes(for: stored.state.key),
-                        deliveries: try database.listDeliveries(run: stored.state.key, limit: 1_000), settings: settings
+                        deliveries: try database.listDeliveries(
+                            run: stored.state.key, limit: 1_000, includePayload: true),
+                        settings: settings
                     ))
             }
             output(sentences, json: json)

@@ -1,6 +1,7 @@
 import BridgeCore
 import BridgeDaemon
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -165,6 +166,24 @@ struct CLITests {
         #expect(unknown.stderr.contains("no-such-delivery"))
     }
 
+    @Test("explain replays the recorded deliveries against the settings it is given: held changes or none")
+    func explainHeldChanges() async throws {
+        let replayed = try await Self.replay()
+        // The defaults coalesce (10 s) and settle: the replayed run's changes did not all go at once.
+        let defaults = try await run(["explain", String(Self.runID), "--json"], replayed)
+        #expect(defaults.status == 0, "\(defaults.stderr)")
+        let held = defaults.json?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(held.contains { $0.contains("did not, to spend fewer of PushWard's paid updates") }, "\(held)")
+        #expect(held.contains { $0.contains("held for the settle window") || $0.contains("coalesce window") })
+        // The daemon's own configuration pushed every change: explain with it finds nothing held.
+        let config = try replayed.directory.write(
+            "explain-config.json", TestConfiguration(database: replayed.database).json)
+        let configured = try await run(["explain", String(Self.runID), "--json", "--config", config], replayed)
+        let sentences = configured.json?.arrayValue?.compactMap(\.stringValue) ?? []
+        #expect(sentences.contains { $0.contains("went out as its own update") }, "\(sentences)")
+        #expect(!sentences.contains { $0.contains("did not, to spend fewer") })
+    }
+
     // MARK: check-config
 
     static let secret = "correct-horse-battery-staple"
@@ -232,6 +251,105 @@ struct CLITests {
         #expect(fromCredentials.status == 0, "\(fromCredentials.stderr)")
         #expect(fromCredentials.json?["github"]?["webhook_secrets"]?.arrayValue?.count == 2)
         #expect(!fromCredentials.stdout.contains("credential-one-abcdef"))
+    }
+
+    /// A configuration file that sends to `url` with `key` (nil: dry-run) and lets the budget decide.
+    static func budgetConfigFile(url: String, key: String?, in directory: ScratchDirectory) throws -> String {
+        var root = try #require(
+            try JSONValue(parsing: Data(TestConfiguration(database: directory.path("bridge.sqlite")).json.utf8))
+                .objectValue)
+        var pushward = try #require(root["pushward"]?.objectValue)
+        pushward["url"] = .string(url)
+        pushward["api_key"] = key.map { .string($0) }
+        pushward["fidelity"] = "auto"
+        root["github"] = ["webhook_secrets": [.string(Self.secret)]]
+        root["pushward"] = .object(pushward)
+        return try directory.write("config-\(key ?? "dry").json", JSONValue.object(root).canonicalString)
+    }
+
+    @Test("check-config reads the budget once from GET /auth/me: used, limit, reset, forecast, next level and why")
+    func checkConfigBudget() async throws {
+        let directory = try ScratchDirectory()
+        let fake = try FakePushWardServer()
+        let resetsAt = Date().timeIntervalSince1970 + 10 * 86_400
+        fake.setQuota(limit: 10_000, used: 40, resetsAt: resetsAt)
+        let config = try Self.budgetConfigFile(url: fake.baseURL, key: fake.apiKey, in: directory)
+        let result = try await BridgeProcess.run(["check-config", "--config", config], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let budget = try #require(result.json?["budget"]?.objectValue, "\(result.stdout)")
+        #expect(budget["used"] == .number(40))
+        #expect(budget["limit"] == .number(10_000))
+        #expect(budget["resets_at"] == .string(GitHubTimestamp.format(resetsAt.rounded(.down))))
+        // No database yet: the prior of 20 runs a day, over the 10 days left.
+        let forecast = try #require(budget["forecast_runs"]?.doubleValue)
+        #expect(forecast > 199 && forecast <= 200, "\(forecast)")
+        #expect(budget["forecast_from"]?.stringValue?.contains("prior") == true)
+        #expect(budget["next_run"]?["level"] == "full")
+        #expect(budget["next_run"]?["reason"]?.stringValue?.contains("full (about 12 updates a run) fits") == true)
+        #expect(fake.requests.filter { $0.path == "/auth/me" }.count == 1)
+        // Nothing is spent by asking.
+        #expect(fake.quota.used == 40)
+    }
+
+    @Test("check-config forecasts from the runs the database recorded, read-only")
+    func checkConfigBudgetFromDatabase() async throws {
+        let replayed = try await Self.replay()
+        let fake = try FakePushWardServer()
+        fake.setQuota(limit: 10_000, used: 40, resetsAt: Date().timeIntervalSince1970 + 10 * 86_400)
+        let config = try Self.budgetConfigFile(url: fake.baseURL, key: fake.apiKey, in: replayed.directory)
+        let result = try await BridgeProcess.run(
+            ["check-config", "--config", config, "--database", replayed.database], in: replayed.directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let budget = try #require(result.json?["budget"]?.objectValue, "\(result.stdout)")
+        #expect(budget["forecast_from"]?.stringValue?.contains(replayed.database) == true)
+        // The replayed run counts on top of the prior's 20 a day: more than 200 over 10 days.
+        let forecast = try #require(budget["forecast_runs"]?.doubleValue)
+        #expect(forecast > 200.5 && forecast <= 210, "\(forecast)")
+    }
+
+    @Test("the budget report: dry-run without a key, planner off with budget unlimited, a fixed budget caps the limit")
+    func budgetReportCases() {
+        var configuration = BridgeConfiguration()
+        #expect(BudgetCheck.report(configuration, answer: nil, forecast: .prior, at: 0) == "dry-run: no API key")
+        configuration.apiKey = "hlk_test"
+        configuration.pushwardBudget = .unlimited
+        #expect(
+            BudgetCheck.report(configuration, answer: nil, forecast: .prior, at: 0).stringValue?.hasPrefix("unlimited")
+                == true)
+        configuration.pushwardBudget = .fixed(100)
+        let usage = PushWardUsage(liveActivityUpdatesUsed: 10, liveActivityUpdatesLimit: nil, quotaResetsAt: 86_400)
+        let report = BudgetCheck.report(configuration, answer: .usage(usage), forecast: .prior, at: 0)
+        #expect(report["limit"] == .number(100))
+        #expect(report["resets_at"] == "1970-01-02T00:00:00Z")
+    }
+
+    @Test("check-config names PushWard's refusal of the key in the budget, and still exits 0")
+    func checkConfigBudgetRefusedKey() async throws {
+        let directory = try ScratchDirectory()
+        let fake = try FakePushWardServer()
+        let config = try Self.budgetConfigFile(url: fake.baseURL, key: "hlk_not_this_one", in: directory)
+        let result = try await BridgeProcess.run(["check-config", "--config", config], in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let error = try #require(result.json?["budget"]?["error"]?.stringValue, "\(result.stdout)")
+        #expect(error.contains("GET /auth/me answered 401 token.invalid"), "\(error)")
+    }
+
+    @Test("check-config says so when the budget cannot be read, and still exits 0; without a key, dry-run")
+    func checkConfigBudgetUnreadable() async throws {
+        let directory = try ScratchDirectory()
+        let fake = try FakePushWardServer()
+        let url = fake.baseURL
+        fake.stop()
+        let config = try Self.budgetConfigFile(url: url, key: "hlk_test", in: directory)
+        let failed = try await BridgeProcess.run(["check-config", "--config", config], in: directory)
+        #expect(failed.status == 0, "\(failed.stderr)")
+        let error = try #require(failed.json?["budget"]?["error"]?.stringValue, "\(failed.stdout)")
+        #expect(error.contains("GET /auth/me got no answer"))
+
+        let dry = try Self.budgetConfigFile(url: url, key: nil, in: directory)
+        let dryRun = try await BridgeProcess.run(["check-config", "--config", dry], in: directory)
+        #expect(dryRun.status == 0, "\(dryRun.stderr)")
+        #expect(dryRun.json?["budget"] == "dry-run: no API key")
     }
 }
 

@@ -115,6 +115,29 @@ struct MetricsTests {
         #expect(text.contains("# TYPE pushward_bridge_ack_latency_seconds histogram"))
     }
 
+    @Test("/metrics shows when the budget resets and how many runs the planner expects before then")
+    func budgetForecast() async throws {
+        let (daemon, directory) = try Self.daemon()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let url = URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!
+        let unknown = try await Self.send(URLRequest(url: url)).1
+        #expect(Self.sample(unknown, "pushward_bridge_budget_resets_in_seconds") == -1)
+        #expect(Self.sample(unknown, "pushward_bridge_budget_forecast_runs") == -1)
+
+        let now = Date().timeIntervalSince1970
+        await daemon.service.updateBudget(
+            PushWardUsage(liveActivityUpdatesUsed: 40, liveActivityUpdatesLimit: 250, quotaResetsAt: now + 86_400),
+            at: now)
+        let text = try await Self.send(URLRequest(url: url)).1
+        await daemon.shutdown()
+        let resetsIn = try #require(Self.sample(text, "pushward_bridge_budget_resets_in_seconds"))
+        #expect(resetsIn > 86_300 && resetsIn <= 86_400, "\(resetsIn)")
+        // No run seen yet: the planner's prior, 20 runs a day, over the day left.
+        let forecast = try #require(Self.sample(text, "pushward_bridge_budget_forecast_runs"))
+        #expect(forecast > 19.9 && forecast <= 20, "\(forecast)")
+        #expect(text.contains("# HELP pushward_bridge_budget_forecast_runs"))
+    }
+
     @Test("with an admin token, the admin listener requires it")
     func adminToken() async throws {
         let (daemon, directory) = try Self.daemon(adminToken: "s3cret-token")

@@ -2,6 +2,7 @@ import BridgeCore
 import BridgeDaemon
 import BridgeStore
 import BridgeTestSupport
+import Foundation
 import Testing
 
 @Suite("explain")
@@ -84,5 +85,111 @@ struct RunExplanationTests {
         rejected.reason = "workflow_job.id is missing"
         rejected.duplicates = 0
         #expect(RunExplanation.explain(rejected).contains("rejected: workflow_job.id is missing; GitHub got 400"))
+    }
+
+    // MARK: Held changes
+
+    /// The deliveries as the store lists them for `explain`: with their payloads, newest first,
+    /// each received at the time its payload says (as the harness plays them).
+    static func records(_ events: [WebhookEvent]) -> [DeliveryRecord] {
+        var clock: UnixTime = 0
+        let records = events.enumerated().map { index, event in
+            let (name, body) = PayloadEncoder.encode(event)
+            clock = max(clock, PayloadTime.of(event) ?? clock)
+            return DeliveryRecord(
+                id: "d-\(index)", hookID: nil, event: name, action: nil, receivedAt: clock, repository: "acme/widgets",
+                runID: 9_000, runAttempt: 1, outcome: .applied, reason: nil, contentType: "application/json",
+                payload: body, payloadBytes: body.count)
+        }
+        return records.reversed()
+    }
+
+    /// `events` played with `settings` (and `budget`), then explained from their records.
+    static func explained(_ events: [WebhookEvent], _ settings: ActivitySettings, budget: PushBudget? = nil) throws
+        -> [String]
+    {
+        var harness = BridgeHarness(settings: settings)
+        harness.setBudget(budget)
+        harness.play(events)
+        return RunExplanation.sentences(try facts(harness, runID: 9_000, deliveries: records(events)))
+    }
+
+    static func economy(_ fidelity: Fidelity, coalesce: Double = 10, cap: Int = 3_600) -> ActivitySettings {
+        var settings = ActivitySettings()
+        settings.fidelity = fidelity
+        settings.coalesce = coalesce
+        settings.maxUpdatesPerHour = cap
+        return settings
+    }
+
+    /// A build, then four test shards finishing 3 s apart, then a report.
+    static let matrix = RunScript().deliveries(waves: [
+        [RunScript.Job("build", duration: 40)],
+        (0..<4).map { RunScript.Job("test (\($0 + 1)/4)", duration: 60 + Double($0) * 3) },
+        [RunScript.Job("report", duration: 20)],
+    ])
+
+    @Test("pushing every change, nothing is held, and explain says so")
+    func nothingHeld() throws {
+        let sentences = try Self.explained(Self.matrix, .pushingEveryChange)
+        #expect(sentences.contains { $0.hasPrefix("Each of its") && $0.contains("went out as its own update") })
+        #expect(!sentences.contains { $0.contains("did not, to spend fewer") })
+    }
+
+    @Test("a matrix at full: the shards' counts were held in the coalesce window and merged into one update")
+    func coalescedMatrix() throws {
+        let sentences = try Self.explained(Self.matrix, Self.economy(.full))
+        // The four shards finish 3 s apart: their counts wait together and go as one update.
+        let shards = try #require(sentences.first { $0.contains("(“Test 1/4”)") }, "\(sentences)")
+        #expect(shards.contains("(“Test 4/4”) were held in the coalesce window (coalesce 10 s"), "\(shards)")
+        #expect(shards.contains("merged into the update at 2023-11-14T22:15:17Z"), "\(shards)")
+        #expect(sentences.contains { $0.hasPrefix("Of its") && $0.contains("did not, to spend fewer") })
+    }
+
+    @Test("a run at steps: the counts inside a step were below its level and rode along")
+    func belowLevel() throws {
+        let sentences = try Self.explained(Self.matrix, Self.economy(.steps))
+        let held = sentences.filter { $0.contains("below the run's level, steps") }
+        #expect(!held.isEmpty, "\(sentences)")
+        #expect(held.allSatisfy { $0.contains("rode along with") })
+        let shards = try #require(sentences.first { $0.contains("(“Test 1/4”)") }, "\(sentences)")
+        #expect(shards.contains("below the run's level, steps (it pushes step changes"), "\(shards)")
+        #expect(!sentences.contains { $0.contains("coalesce window") })
+    }
+
+    @Test("a long run under the hourly cap: the step changes it could not afford are named as held by the cap")
+    func hourlyCap() throws {
+        // 30 steps of 40 s: 20 minutes of step changes, far more than 15 updates an hour.
+        let steps = (0..<30).map { [RunScript.Job("step \($0 + 1)", duration: 40)] }
+        let sentences = try Self.explained(RunScript().deliveries(waves: steps), Self.economy(.full, cap: 15))
+        let held = sentences.filter { $0.contains("held by the hourly cap (max_updates_per_hour 15") }
+        #expect(!held.isEmpty, "\(sentences)")
+        #expect(held.contains { $0.contains("went out with the end frame at") }, "\(held)")
+        // A step change held to settle and then kept back by the cap is named with both.
+        let settled = try #require(sentences.first { $0.contains("(step 12)") }, "\(sentences)")
+        #expect(settled.contains("settle window") && settled.contains("then by the hourly cap"), "\(settled)")
+        let capped = try #require(sentences.first { $0.contains("(step 13)") }, "\(sentences)")
+        #expect(capped.contains("were held by the hourly cap"), "\(capped)")
+    }
+
+    @Test("a run the budget gave no card: every visible change unsent, the planner's reason quoted")
+    func skippedByBudget() throws {
+        let start = RunScript().start
+        let sentences = try Self.explained(
+            Self.matrix, Self.economy(.auto), budget: PushBudget(used: 1_000, limit: 1_000, resetsAt: start + 86_400))
+        let skipped = try #require(sentences.first { $0.hasPrefix("None of its") }, "\(sentences)")
+        #expect(skipped.contains("went out: the budget gave the run no card (no card: not even milestones"))
+    }
+
+    @Test("a run the budget drew at steps: its held counts quote the planner's reason")
+    func drawnLowerByBudget() throws {
+        // 231 updates for 21 runs forecast (the prior and this one): 11 a run, enough for steps, not full.
+        let start = RunScript().start
+        let sentences = try Self.explained(
+            Self.matrix, Self.economy(.auto), budget: PushBudget(used: 0, limit: 231, resetsAt: start + 86_400))
+        let shards = try #require(sentences.first { $0.contains("(“Test 1/4”)") }, "\(sentences)")
+        #expect(shards.contains("below the run's level, steps"), "\(shards)")
+        #expect(
+            shards.contains("the budget drew the run at that level: steps (about 10 updates a run) fits"), "\(shards)")
     }
 }

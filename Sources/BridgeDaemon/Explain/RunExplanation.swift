@@ -3,8 +3,8 @@ import BridgeStore
 import Foundation
 
 /// Why a card looks as it does, in sentences: where the step shape came from, why a live window
-/// was or was not sent, what PushWard said, why a delivery was ignored or a run superseded.
-/// Pure: everything comes from what the store recorded.
+/// was or was not sent, why a visible change did not go out as its own update, what PushWard said, why a delivery was ignored or a run superseded.
+/// Pure: everything comes from what the store recorded (the deliveries with their payloads).
 public enum RunExplanation {
     public struct Facts: Sendable {
         public var run: StoredRun
@@ -43,6 +43,7 @@ public enum RunExplanation {
         sentences += shape(state, plan: plan)
         sentences += weights(plan)
         sentences += windows(facts, plan: plan)
+        sentences += heldChanges(facts)
         sentences += ending(facts)
         sentences += problems(facts)
         sentences += deliveries(facts.deliveries)
