@@ -232,12 +232,12 @@ public enum BudgetChart {
         return "\(names[month - 1]) \(day)"
     }
 
-    /// The smallest of 1, 2 or 5 times a power of ten at or above `value`, so the scale's top
-    /// label is a round number.
+    /// The smallest round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten) at or
+    /// above `value`, so the scale's top label reads easily without wasting half the height.
     static func niceCeiling(_ value: Double) -> Double {
         guard value > 1 else { return 1 }
         let power = pow(10, (log10(value)).rounded(.down))
-        for step in [1.0, 2, 5, 10] where step * power >= value { return step * power }
+        for step in [1.0, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10] where step * power >= value { return step * power }
         return 10 * power
     }
 
