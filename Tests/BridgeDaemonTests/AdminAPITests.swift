@@ -385,6 +385,9 @@ struct AdminAPITests {
         let empty = StatusPage.render(StatusSnapshot(runs: [], takenAt: 0))
         #expect(empty.contains("No runs yet"))
         #expect(!empty.contains("id=\"budget\""), "no standing given, no budget drawn")
+        let unread = StatusPage.render(StatusSnapshot(runs: [], takenAt: 0), standing: (nil, nil))
+        #expect(unread.contains(">budget not read · level not chosen yet</span>"))
+        #expect(unread.contains("<section id=\"month\">"), "the chart still shows what the bridge sent")
         #expect(!empty.contains("http-equiv=\"refresh\""))
     }
 

@@ -182,7 +182,9 @@ public enum StatusPage {
             text += " updates"
             if let reset = budget.resetsAt { text += " · resets \(GitHubTimestamp.format(reset).prefix(10))" }
         } else {
-            text = "budget not known yet"
+            // The daemon reads PushWard's count only when the level is `auto`, and not before it
+            // first asks: say it was not read rather than imply there is none.
+            text = "budget not read"
         }
         text += " · level " + (standing.levelInForce?.rawValue ?? "not chosen yet")
         return "<span id=\"budget\" class=\"budget\">\(Markup.escaped(text))</span>"
