@@ -77,12 +77,17 @@ public struct AdminRoutes: Sendable {
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: Data(metrics.prometheusText(gauges: gauges).utf8))
         case "/", "/index.html":
+            // The budget lives in the daemon, not the store: asked for first, then the snapshot
+            // is read for the period it counts.
+            let service = service
+            let standing = WebhookIngress.blocking { await service.budgetStanding() }
             return read { database in
-                let snapshot = try StatusSnapshot.read(from: database, at: Date().timeIntervalSince1970)
+                let snapshot = try StatusSnapshot.read(
+                    from: database, at: Date().timeIntervalSince1970, budget: standing.budget)
                 return HTTPResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
-                    body: Data(StatusPage.render(snapshot).utf8))
+                    body: Data(StatusPage.render(snapshot, standing: standing).utf8))
             }
         case "/api/runs", "/api/runs/":
             let query = Self.queryItems(request.query)

@@ -6,7 +6,8 @@ import Foundation
 /// `GET /api/runs/{id}`. One builder for the CLI and the admin API, so a script written against
 /// one works against the other.
 public enum RunDocument {
-    /// One entry of the run list.
+    /// One entry of the run list. `updates_spent` is there so a maintainer scanning the list sees
+    /// which runs ate the monthly budget without opening each one.
     public static func listing(_ run: BridgeDatabase.RunListing) -> JSONValue {
         [
             "repository": .string(run.key.repository), "run_id": .number(Double(run.key.runID)),
@@ -15,6 +16,7 @@ public enum RunDocument {
             "conclusion": run.conclusion.map { .string($0) } ?? .null, "slug": .string(run.slug),
             "owns_card": .bool(run.ownsCard), "updated_at": .number(run.updatedAt),
             "last_push_at": run.lastPushAt.map { .number($0) } ?? .null,
+            "updates_spent": .number(Double(run.updatesSpent ?? 0)),
         ]
     }
 

@@ -9,7 +9,8 @@ enum RunsCommand {
         Usage: pushward-bridge runs list [--repo OWNER/NAME] [--limit N] [--json] [--config PATH | --database PATH]
                pushward-bridge runs show RUN_ID [--json] [--no-color] [--config PATH | --database PATH]
 
-        list: recent runs, those in progress first: activity slug, attempt, status, last push.
+        list: recent runs, those in progress first: activity slug, attempt, status, last push, and the
+        PushWard updates each run's card cost (of the monthly budget).
         show: one run (every attempt): the card as the phones show it (drawn in the terminal, in colour
         on a TTY unless --no-color or NO_COLOR), pending timers, the jobs, a timeline of deliveries and
         PushWard requests with their answers, and desired vs acknowledged content.
@@ -84,13 +85,13 @@ enum RunsCommand {
             print("no runs recorded yet")
             return .success
         }
-        let header = ["RUN", "ATTEMPT", "REPOSITORY", "WORKFLOW", "BRANCH", "STATUS", "SLUG", "LAST PUSH"]
+        let header = ["RUN", "ATTEMPT", "REPOSITORY", "WORKFLOW", "BRANCH", "STATUS", "SLUG", "UPDATES", "LAST PUSH"]
         let rows = runs.map { run in
             [
                 String(run.key.runID), String(run.key.attempt), run.key.repository, run.workflow ?? "-",
                 run.branch ?? "-",
                 run.status + (run.conclusion.map { " (\($0))" } ?? "") + (run.ownsCard ? " *" : ""),
-                run.slug, DatabaseAccess.time(run.lastPushAt),
+                run.slug, String(run.updatesSpent ?? 0), DatabaseAccess.time(run.lastPushAt),
             ]
         }
         print(Table.render(header: header, rows: rows))

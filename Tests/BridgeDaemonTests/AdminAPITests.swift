@@ -29,14 +29,18 @@ struct AdminAPITests {
         }
 
         /// `transport` nil: dry-run mode, every request recorded as it would have been sent.
-        static func start(adminToken: String? = nil, transport: (any PushWardTransport)? = nil) async throws -> Admin {
+        /// `fidelity` "auto" lets the budget planner decide (and record) each run's level.
+        static func start(
+            adminToken: String? = nil, transport: (any PushWardTransport)? = nil, fidelity: String = "full"
+        ) async throws -> Admin {
             let directory = try ScratchDirectory()
             let database = directory.path("bridge.sqlite")
             var root: [String: JSONValue] = [
                 "listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": .string(database),
                 "github": ["webhook_secrets": [.string(AdminAPITests.secret)]],
                 "pushward": [
-                    "end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s", "fidelity": "full",
+                    "end_delay": "0s", "end_display_time": "0s", "min_update_interval": "0s",
+                    "fidelity": .string(fidelity),
                     "coalesce": "0s", "max_updates_per_hour": 3_600,
                 ],
             ]
@@ -255,6 +259,57 @@ struct AdminAPITests {
         try await admin.stop()
     }
 
+    @Test("the list, the page's runs and its header say what each run cost and what the budget allows")
+    func costShown() async throws {
+        let now = Date().timeIntervalSince1970
+        let reset = now + 10 * 86_400
+        let usage = PushWardUsage(liveActivityUpdatesUsed: 1_200, liveActivityUpdatesLimit: 5_000, quotaResetsAt: reset)
+        let admin = try await Admin.start(
+            transport: StatusPageBrowserTests.AcknowledgingTransport(account: usage), fidelity: "auto")
+        do {
+            try await Self.replayRecorded(admin)
+            #expect(try await admin.waitUntilAllEnded(), "the recorded run's card never ended")
+            let (pushes, state) = try await admin.read { database in
+                let key = try #require(try database.listRuns().first?.key)
+                return (try database.pushes(for: key), try #require(try database.storedRun(key)).state)
+            }
+            let acknowledged = pushes.filter { ($0.status ?? 0) / 100 == 2 }
+            #expect(!acknowledged.isEmpty)
+            #expect(state.updatesSpent == acknowledged.count)
+            let decision = try #require(state.cardDecision, "the planner decided the run's level")
+
+            let list = try await admin.get("/api/runs")
+            let runs = try #require(try JSONValue(parsing: list.body).arrayValue)
+            #expect(runs.first?["updates_spent"] == .number(Double(acknowledged.count)))
+
+            let html = try await admin.get("/").text
+            #expect(html.contains("<dt>Updates</dt><dd class=\"updates\">\(acknowledged.count)</dd>"))
+            let level = decision.level?.rawValue ?? "no card"
+            #expect(html.contains("<p class=\"decision\" data-level=\"\(level)\">"))
+            #expect(html.contains(Markup.escaped(decision.reason)))
+            // The header: PushWard's count (plus what was spent since it was read), the limit, the reset.
+            let used = StatusPageBrowserTests.matches(
+                "<span id=\"budget\" class=\"budget\">([0-9,]+) / 5,000 updates", in: html
+            ).first.flatMap { Int($0.replacingOccurrences(of: ",", with: "")) }
+            #expect(
+                used.map { (1_200...1_200 + acknowledged.count).contains($0) } == true, "\(String(describing: used))")
+            #expect(html.contains(" · resets \(GitHubTimestamp.format(reset).prefix(10)) · level "))
+            // The chart: a bar per UTC day the pushes went out on (one, unless midnight passed).
+            let days = Set(acknowledged.map { ($0.sentAt / 86_400).rounded(.down) })
+            #expect(html.contains("<section id=\"month\">"))
+            #expect(html.contains("class=\"budget-chart\" id=\"budget-chart\" data-bars=\"\(days.count)\""))
+            #expect(html.components(separatedBy: "<rect class=\"bar\"").count - 1 == days.count)
+            #expect(html.contains("class=\"limit-line\""))
+            #expect(html.contains("class=\"level-change\" data-level=\"\(level)\""))
+            let bars = StatusPageBrowserTests.matches("data-updates=\"([0-9]+)\"", in: html).compactMap { Int($0) }
+            #expect(bars.reduce(0, +) == acknowledged.count)
+        } catch {
+            try? await admin.stop()
+            throw error
+        }
+        try await admin.stop()
+    }
+
     @Test("with an admin token, the page and the API require it like /metrics")
     func tokenRule() async throws {
         let admin = try await Admin.start(adminToken: "s3cret")
@@ -302,8 +357,22 @@ struct AdminAPITests {
                     repository: nil, runID: 1, runAttempt: 1, outcome: .ignored, reason: "<filtered>",
                     contentType: nil, payload: nil, payloadBytes: 0)
             ])
-        let html = StatusPage.render(StatusSnapshot(runs: [run], takenAt: 120))
-        for raw in ["<img", "<b>", "<i>", "<branch>", "<x>", "<activity", "<detail>", "<queued>", "<filtered>", "<1>"] {
+        var decided = run
+        decided.updatesSpent = 17
+        decided.cardDecision = CardDecision(
+            level: nil, reason: "<spent> 250 of 250", decidedAt: 100, remaining: 0, forecastRuns: 3)
+        let html = StatusPage.render(
+            StatusSnapshot(runs: [decided], takenAt: 120),
+            standing: (PushBudget(used: 250, limit: nil, resetsAt: nil), .milestones))
+        #expect(html.contains("<dt>Updates</dt><dd class=\"updates\">17</dd>"))
+        #expect(html.contains("data-level=\"no card\"><span class=\"tag bad\">no card</span>"))
+        #expect(html.contains("&lt;spent&gt; 250 of 250"))
+        #expect(html.contains(">250 / unlimited updates · level milestones</span>"))
+        #expect(html.contains("data-bars=\"0\""))
+        for raw in [
+            "<img", "<b>", "<i>", "<branch>", "<x>", "<activity", "<detail>", "<queued>", "<filtered>", "<1>",
+            "<spent>",
+        ] {
             #expect(!html.contains(raw), "\(raw) is not escaped")
         }
         #expect(html.contains("evil/&lt;b&gt;repo&lt;/b&gt;"))
@@ -315,6 +384,10 @@ struct AdminAPITests {
 
         let empty = StatusPage.render(StatusSnapshot(runs: [], takenAt: 0))
         #expect(empty.contains("No runs yet"))
+        #expect(!empty.contains("id=\"budget\""), "no standing given, no budget drawn")
+        let unread = StatusPage.render(StatusSnapshot(runs: [], takenAt: 0), standing: (nil, nil))
+        #expect(unread.contains(">budget not read · level not chosen yet</span>"))
+        #expect(unread.contains("<section id=\"month\">"), "the chart still shows what the bridge sent")
         #expect(!empty.contains("http-equiv=\"refresh\""))
     }
 

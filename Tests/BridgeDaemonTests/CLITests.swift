@@ -78,10 +78,20 @@ struct CLITests {
         #expect(listed["workflow"] == "Tests")
         #expect(listed["last_push_at"]?.doubleValue != nil)
 
+        // What the card cost: every request of the replay was acknowledged (dry-run), each one update.
+        let spent = try #require(listed["updates_spent"]?.intValue)
+        #expect(spent > 0)
+
         let table = try await run(["runs", "list"], replayed)
         #expect(table.status == 0)
         #expect(table.stdout.contains(replayed.slug))
         #expect(table.stdout.contains(String(Self.runID)))
+        // The UPDATES column of the run's row holds what it spent.
+        let lines = table.stdout.split(separator: "\n").map(String.init)
+        let header = try #require(lines.first)
+        let row = try #require(lines.first { $0.hasPrefix(String(Self.runID)) })
+        let column = header.distance(from: header.startIndex, to: try #require(header.range(of: "UPDATES")).lowerBound)
+        #expect(String(row.dropFirst(column).prefix { $0 != " " }) == String(spent))
 
         let show = try await run(["runs", "show", String(Self.runID), "--json"], replayed)
         #expect(show.status == 0, "\(show.stderr)")
@@ -89,6 +99,7 @@ struct CLITests {
         #expect(attempts.count == 1)
         let shown = try #require(attempts.first)
         #expect(shown["attempt"] == 10)
+        #expect(shown["updates_spent"]?.intValue == spent, "the list and the run agree on the cost")
         #expect(shown["slug"] == .string(replayed.slug))
         #expect(shown["phase"] == "ended")
         let jobs = try #require(shown["jobs"]?.arrayValue)

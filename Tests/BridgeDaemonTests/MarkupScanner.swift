@@ -11,7 +11,7 @@ struct MarkupScanner {
     static let tags: Set<String> = [
         "html", "head", "meta", "title", "style", "body", "header", "div", "span", "main", "section", "h2", "h3", "p",
         "code", "article", "dl", "dt", "dd", "a", "details", "summary", "table", "thead", "tbody", "tr", "th", "td",
-        "footer", "strong", "svg", "defs", "pattern", "rect", "g", "path", "circle", "text",
+        "footer", "strong", "svg", "defs", "pattern", "rect", "g", "path", "circle", "text", "line",
     ]
     /// Attributes that load or run something; the page has none of them.
     static let forbiddenAttributes: Set<String> = ["src", "srcdoc", "xlink:href", "action", "formaction", "srcset"]

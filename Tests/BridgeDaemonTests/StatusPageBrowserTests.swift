@@ -15,8 +15,11 @@ import Testing
 struct StatusPageBrowserTests {
     static let chromium = "/usr/bin/chromium"
 
-    /// PushWard answering every request, so the history reads as it would in production.
+    /// PushWard answering every request, so the history reads as it would in production, and
+    /// `account` as the account's month.
     struct AcknowledgingTransport: PushWardTransport {
+        var account: PushWardUsage = .unlimited
+
         var isDryRun: Bool { false }
 
         func send(_ request: PushWardRequest) async -> PushWardAnswer {
@@ -24,7 +27,7 @@ struct StatusPageBrowserTests {
         }
 
         func usage() async -> PushWardUsageAnswer {
-            .usage(.unlimited)
+            .usage(account)
         }
     }
 
@@ -146,6 +149,15 @@ struct StatusPageBrowserTests {
         return (status, stdout, stderr)
     }
 
+    /// The first of the month after `time`, UTC: when a monthly quota starts over.
+    static func nextMonth(after time: UnixTime) -> UnixTime {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let date = Date(timeIntervalSince1970: time)
+        let first = calendar.date(from: calendar.dateComponents([.year, .month], from: date))!
+        return calendar.date(byAdding: .month, value: 1, to: first)!.timeIntervalSince1970
+    }
+
     /// The text of each match of `pattern`'s first group.
     static func matches(_ pattern: String, in text: String) -> [String] {
         let regex = try! NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators])
@@ -164,7 +176,13 @@ struct StatusPageBrowserTests {
                 """)
             return
         }
-        let admin = try await AdminAPITests.Admin.start(transport: AcknowledgingTransport())
+        // A paid month part spent, so the header and the chart have a limit, a reset and a level.
+        let now = Date().timeIntervalSince1970
+        let account = PushWardUsage(
+            liveActivityUpdatesUsed: 1_200, liveActivityUpdatesLimit: 100_000, quotaResetsAt: Self.nextMonth(after: now)
+        )
+        let admin = try await AdminAPITests.Admin.start(
+            transport: AcknowledgingTransport(account: account), fidelity: "auto")
         do {
             try await Self.fill(admin)
             let snapshot = try await admin.read { try StatusSnapshot.read(from: $0, at: Date().timeIntervalSince1970) }
@@ -198,6 +216,16 @@ struct StatusPageBrowserTests {
             #expect(rows == snapshot.runs.map { min(40, $0.pushes.count) })
             #expect(rows.allSatisfy { $0 > 0 })
             #expect(dom.contains(">acknowledged</span>"))
+            // The budget: the header's standing, and the month chart with a bar per day that cost.
+            #expect(dom.contains(" / 100,000 updates · resets "), "the header's budget")
+            let period = BudgetChart.Period.of(resetsAt: account.quotaResetsAt, now: Date().timeIntervalSince1970)
+            let days = try await admin.read { try $0.acknowledgedPushesPerDay(since: period.start) }
+            #expect(!days.isEmpty)
+            #expect(Self.matches("<rect class=\"bar\"([^>]*)>", in: dom).count == days.count, "a bar per day")
+            #expect(dom.contains("class=\"limit-line\""))
+            #expect(dom.contains("class=\"forecast-line\""))
+            #expect(dom.contains("class=\"level-change\" data-level=\"full\""))
+            #expect(Self.matches("<dd class=\"updates\">([0-9]+)</dd>", in: dom).count == snapshot.runs.count)
 
             let screenshot: String
             if ProcessInfo.processInfo.environment["UPDATE_SCREENSHOT"] == "1" {

@@ -17,7 +17,12 @@ public enum StatusPage {
     /// Rows of each history table drawn per run; the API has the rest.
     static let tableRows = 40
 
-    public static func render(_ snapshot: StatusSnapshot, version: String = Daemon.version) -> String {
+    /// `standing` is the daemon's `budgetStanding()`: passed in rather than read here so the page
+    /// stays a function of values. Nil (tests of other parts) leaves the budget out of the page.
+    public static func render(
+        _ snapshot: StatusSnapshot, standing: (budget: PushBudget?, levelInForce: Fidelity?)? = nil,
+        version: String = Daemon.version
+    ) -> String {
         let active = snapshot.active
         let recent = snapshot.recent
         var html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -34,7 +39,10 @@ public enum StatusPage {
         html += "<span id=\"counts\">\(active.count) active · \(recent.count) recent</span>"
         html += "<span class=\"dim\"> · \(Markup.escaped(clock(snapshot.takenAt))) UTC"
         html += active.isEmpty ? "" : " · refreshing every \(refreshSeconds) s"
-        html += "</span></div></header><main>"
+        html += "</span>"
+        if let standing { html += budgetSummary(standing) }
+        html += "</div></header><main>"
+        if let standing { html += budgetSection(snapshot, budget: standing.budget) }
         if snapshot.runs.isEmpty {
             html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
             html += " and Workflow jobs) at this bridge's <code>/webhook</code>; runs show up here as they"
@@ -79,7 +87,15 @@ public enum StatusPage {
             : " <span class=\"dim\">(passed on)</span>"
         html +=
             "</dd></div><div><dt>Updated</dt><dd title=\"\(Markup.escaped(GitHubTimestamp.format(run.updatedAt)))\">"
-        html += "\(Markup.escaped(ago(run.updatedAt, now: now)))</dd></div></dl><div class=\"links\">"
+        html += "\(Markup.escaped(ago(run.updatedAt, now: now)))</dd></div>"
+        html += "<div><dt>Updates</dt><dd class=\"updates\">\(run.updatesSpent ?? 0)</dd></div></dl>"
+        if let decision = run.cardDecision {
+            let level = decision.level?.rawValue ?? "no card"
+            html += "<p class=\"decision\" data-level=\"\(Markup.escaped(level))\"><span class=\"tag"
+            html += " \(decision.level == nil ? "bad" : "neutral")\">\(Markup.escaped(level))</span> "
+            html += "<span class=\"dim\">\(Markup.escaped(decision.reason))</span></p>"
+        }
+        html += "<div class=\"links\">"
         html += "<a class=\"github\" href=\"\(Markup.href(run.gitHubURL))\">View run on GitHub ↗</a>"
         let content = run.shown?.content ?? run.desired?.content
         if let secondary = content?["secondary_url_action"], let url = secondary["url"]?.stringValue {
@@ -152,6 +168,39 @@ public enum StatusPage {
         case .ended?: "ended"
         case nil: "no card"
         }
+    }
+
+    // MARK: Push budget
+
+    /// The header's line on the budget: what PushWard counted of the allowance, when it starts
+    /// over, and the level new runs get, so a maintainer sees why cards look thinner than usual.
+    static func budgetSummary(_ standing: (budget: PushBudget?, levelInForce: Fidelity?)) -> String {
+        var text: String
+        if let budget = standing.budget {
+            text = "\(BudgetChart.grouped(budget.used)) / "
+            text += budget.limit.map { BudgetChart.grouped($0) } ?? "unlimited"
+            text += " updates"
+            if let reset = budget.resetsAt { text += " · resets \(GitHubTimestamp.format(reset).prefix(10))" }
+        } else {
+            // The daemon reads PushWard's count only when the level is `auto`, and not before it
+            // first asks: say it was not read rather than imply there is none.
+            text = "budget not read"
+        }
+        text += " · level " + (standing.levelInForce?.rawValue ?? "not chosen yet")
+        return "<span id=\"budget\" class=\"budget\">\(Markup.escaped(text))</span>"
+    }
+
+    /// The month chart, under the header: the budget's period day by day.
+    static func budgetSection(_ snapshot: StatusSnapshot, budget: PushBudget?) -> String {
+        let input = BudgetChart.Input(
+            period: .of(resetsAt: budget?.resetsAt, now: snapshot.takenAt), now: snapshot.takenAt,
+            days: snapshot.pushDays, used: budget?.used, limit: budget?.limit, decisions: snapshot.decisions)
+        var html = "<section id=\"month\"><h2>Updates this period</h2><div class=\"chart\">"
+        html += BudgetChart.render(input)
+        html += "<p class=\"legend\"><span class=\"key bars\"></span>acknowledged per day (right scale)"
+        html += "<span class=\"key forecast\"></span>forecast to the reset at the average so far"
+        html += "<span class=\"key limit\"></span>limit<span class=\"key level\"></span>level changed</p>"
+        return html + "</div></section>"
     }
 
     // MARK: History tables
@@ -313,6 +362,16 @@ public enum StatusPage {
         .dim{color:var(--dim)}.none,.more{color:var(--dim);font-size:12.5px;margin:6px 2px}
         .empty{background:var(--panel);border-radius:20px;padding:28px;margin-top:28px}
         .empty h2{margin-top:0}
+        .budget{color:var(--dim);font-weight:500}
+        .decision{margin:8px 0 0;font-size:12.5px}
+        .chart{background:var(--panel);border-radius:20px;padding:16px 18px 10px;box-shadow:0 1px 2px rgba(0,0,0,.06),\
+        0 4px 18px rgba(0,0,0,.04)}
+        .chart svg{display:block}
+        .legend{display:flex;flex-wrap:wrap;align-items:center;gap:4px 6px;color:var(--dim);font-size:12px;\
+        margin:6px 2px 0}
+        .legend .key{display:inline-block;width:14px;height:10px;margin-left:10px;border-radius:2px}
+        .key.bars{background:rgba(0,113,227,.55)}.key.forecast{border-top:2px dashed #c93400;height:0}
+        .key.limit{border-top:2px solid #d70015;height:0}.key.level{border-left:1px dashed var(--dim);width:1px}
         footer{text-align:center;color:var(--dim);font-size:12px;padding:8px 0 32px}
         @media (max-width:820px){.run{grid-template-columns:minmax(0,1fr)}.top,main{padding-left:16px;\
         padding-right:16px}}

@@ -56,12 +56,17 @@ public struct StatusSnapshot: Sendable {
         public var pushes: [PushRecord]
         /// Newest first.
         public var deliveries: [DeliveryRecord]
+        /// PushWard updates the run's card cost, from the run state (nil: recorded before the
+        /// bridge counted them).
+        public var updatesSpent: Int?
+        /// The level the push budget gave the run, and why; nil when the run predates the planner.
+        public var cardDecision: CardDecision?
 
         public init(
             key: RunKey, workflow: String?, branch: String?, runNumber: Int?, status: String, conclusion: String?,
             slug: String, ownsCard: Bool, phase: ActivitySession.Phase?, updatedAt: UnixTime, runURL: String,
             shown: Card?, desired: Card?, lastProblem: String?, lastProblemAt: UnixTime?, pushes: [PushRecord],
-            deliveries: [DeliveryRecord]
+            deliveries: [DeliveryRecord], updatesSpent: Int? = nil, cardDecision: CardDecision? = nil
         ) {
             self.key = key
             self.workflow = workflow
@@ -80,6 +85,8 @@ public struct StatusSnapshot: Sendable {
             self.lastProblemAt = lastProblemAt
             self.pushes = pushes
             self.deliveries = deliveries
+            self.updatesSpent = updatesSpent
+            self.cardDecision = cardDecision
         }
 
         /// Still changing: running, or its card not yet ended. The page refreshes while any is.
@@ -96,18 +103,29 @@ public struct StatusSnapshot: Sendable {
     public var runs: [Run]
     /// When the snapshot was read: what ETAs and "ago" count from.
     public var takenAt: UnixTime
+    /// The month chart's bars: updates PushWard acknowledged per UTC day of the budget's period.
+    public var pushDays: [BudgetChart.Day]
+    /// The planner's decisions during the period, oldest first, for the chart's level markers.
+    public var decisions: [BudgetChart.Decision]
 
-    public init(runs: [Run], takenAt: UnixTime) {
+    public init(
+        runs: [Run], takenAt: UnixTime, pushDays: [BudgetChart.Day] = [], decisions: [BudgetChart.Decision] = []
+    ) {
         self.runs = runs
         self.takenAt = takenAt
+        self.pushDays = pushDays
+        self.decisions = decisions
     }
 
     public var active: [Run] { runs.filter(\.isActive) }
     public var recent: [Run] { runs.filter { !$0.isActive } }
 
     /// Reads the `limit` most recent runs (those still going first) with their cards, requests
-    /// and deliveries.
-    public static func read(from database: BridgeDatabase, limit: Int = 20, at now: UnixTime) throws -> StatusSnapshot {
+    /// and deliveries, and the month chart's figures for the period `budget` counts (its reset
+    /// decides where the period starts; nil: the last 30 days).
+    public static func read(
+        from database: BridgeDatabase, limit: Int = 20, at now: UnixTime, budget: PushBudget? = nil
+    ) throws -> StatusSnapshot {
         var runs: [Run] = []
         for listing in try database.listRuns(limit: limit) {
             let key = listing.key
@@ -136,9 +154,20 @@ public struct StatusSnapshot: Sendable {
                         ?? "https://github.com/\(PercentEncoding.path(key.repository))/actions/runs/\(key.runID)",
                     shown: shown, desired: desired, lastProblem: owns ? session?.lastProblem : nil,
                     lastProblemAt: owns ? session?.lastProblemAt : nil, pushes: pushes.reversed(),
-                    deliveries: try database.listDeliveries(run: key, limit: 200)))
+                    deliveries: try database.listDeliveries(run: key, limit: 200),
+                    updatesSpent: stored?.state.updatesSpent, cardDecision: stored?.state.cardDecision))
         }
-        return StatusSnapshot(runs: runs, takenAt: now)
+        let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
+        let days = try database.acknowledgedPushesPerDay(since: period.start).map {
+            BudgetChart.Day(start: $0.day, updates: $0.count)
+        }
+        // A level name this build does not know is no change it can draw.
+        let decisions = try database.cardDecisions(since: period.start).compactMap { decision in
+            decision.level == nil
+                ? BudgetChart.Decision(at: decision.at, level: nil)
+                : Fidelity(rawValue: decision.level ?? "").map { BudgetChart.Decision(at: decision.at, level: $0) }
+        }
+        return StatusSnapshot(runs: runs, takenAt: now, pushDays: days, decisions: decisions)
     }
 
     /// The card as this run's own acknowledged requests left it. A run that lost its card to a

@@ -17,6 +17,9 @@ extension BridgeDatabase {
         public var ownsCard: Bool
         public var updatedAt: UnixTime
         public var lastPushAt: UnixTime?
+        /// PushWard updates (POST and PATCH) the run's card cost: what the run spent of the monthly
+        /// budget. Nil for a run recorded before the bridge counted them.
+        public var updatesSpent: Int?
     }
 
     /// Recent runs, those still going first, then by last update.
@@ -25,7 +28,8 @@ extension BridgeDatabase {
             SELECT r.repository, r.run_id, r.attempt, r.workflow, r.branch, r.run_number, r.status, r.conclusion,
                 r.slug, a.slug IS NOT NULL, r.updated_at,
                 (SELECT MAX(sent_at) FROM pushes p WHERE p.repository = r.repository AND p.run_id = r.run_id
-                    AND p.attempt = r.attempt)
+                    AND p.attempt = r.attempt),
+                json_extract(r.state, '$.updatesSpent')
             FROM runs r
             LEFT JOIN activities a ON a.slug = r.slug AND a.owner_repository = r.repository
                 AND a.owner_run_id = r.run_id AND a.owner_attempt = r.attempt AND a.phase != 'ended'
@@ -42,7 +46,7 @@ extension BridgeDatabase {
                 key: RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1),
                 workflow: row.string(3), branch: row.string(4), runNumber: row.int(5), status: row.string(6) ?? "",
                 conclusion: row.string(7), slug: row.string(8) ?? "", ownsCard: row.int(9) == 1,
-                updatedAt: row.double(10) ?? 0, lastPushAt: row.double(11))
+                updatedAt: row.double(10) ?? 0, lastPushAt: row.double(11), updatesSpent: row.int(12))
         }
     }
 

@@ -125,5 +125,10 @@ public enum BridgeSchema {
                 ALTER TABLE deliveries ADD COLUMN payload_encoding TEXT NOT NULL DEFAULT 'identity'
                     CHECK (payload_encoding IN ('identity', 'lz4'));
                 """),
+        Migration(
+            name: "find a period's pushes by time, for the status page's month chart",
+            sql: """
+                CREATE INDEX pushes_by_time ON pushes (sent_at);
+                """),
     ]
 }

@@ -1,0 +1,42 @@
+import BridgeCore
+import Foundation
+
+/// Reads behind the status page's month chart: what the period's pushes cost, day by day, and
+/// when the budget planner changed its mind. Both are bounded by an index on time, since the
+/// pushes table keeps every request ever sent and the page is read every few seconds.
+extension BridgeDatabase {
+    /// Requests PushWard acknowledged (a 2xx status: each one counted against the monthly budget)
+    /// per UTC day from `since`, as (start of the day, count), oldest first; days without one are
+    /// left out. Dry-run and failed requests cost nothing and are not counted.
+    public func acknowledgedPushesPerDay(since: UnixTime) throws -> [(day: UnixTime, count: Int)] {
+        // `pushes_by_time` turns the range into an index seek (the planner picks it; tests check
+        // the plan), so the grouping walks only the period's rows.
+        try connection.query(
+            """
+            SELECT CAST(sent_at / 86400 AS INTEGER) AS day, COUNT(*) FROM pushes
+            WHERE sent_at >= ? AND status BETWEEN 200 AND 299 GROUP BY day ORDER BY day
+            """,
+            [.real(since)]
+        ) { row in
+            (day: Double(row.int(0) ?? 0) * 86_400, count: row.int(1) ?? 0)
+        }
+    }
+
+    /// The budget planner's decisions for runs it decided on since `since`, oldest first, as
+    /// (when, level name; nil: no card). Read from the runs' state, among runs updated since then
+    /// (a decision is taken on a run's first delivery, so the run was updated at or after it);
+    /// at most `limit`, the newest kept.
+    public func cardDecisions(since: UnixTime, limit: Int = 5_000) throws -> [(at: UnixTime, level: String?)] {
+        let decisions = try connection.query(
+            """
+            SELECT json_extract(state, '$.cardDecision.decidedAt') AS at, json_extract(state, '$.cardDecision.level')
+            FROM runs
+            WHERE updated_at >= ? AND at >= ? ORDER BY at DESC LIMIT ?
+            """,
+            [.real(since), .real(since), .integer(Int64(limit))]
+        ) { row in
+            (at: row.double(0) ?? 0, level: row.string(1))
+        }
+        return decisions.reversed()
+    }
+}
