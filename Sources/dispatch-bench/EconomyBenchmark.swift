@@ -104,6 +104,28 @@ enum EconomyBenchmark {
         return row
     }
 
+    /// A free month: 250 updates, 300 runs spread over the 30 days before the reset, the planner
+    /// choosing each run's level (`fidelity: auto`). Returns the updates spent, the runs carded, and
+    /// whether every carded run ended.
+    static func freeMonth() -> (spent: Int, carded: Int, skipped: Int, allEnded: Bool) {
+        var harness = BridgeHarness(settings: ActivitySettings())
+        let start = script.start
+        harness.setBudget(PushBudget(used: 0, limit: 250, resetsAt: start + 30 * 86_400))
+        var keys: [RunKey] = []
+        for index in 0..<300 {
+            let run = RunScript(
+                runID: 20_000 + index, runNumber: index + 1, start: start + Double(index) * 30 * 86_400 / 300,
+                firstJobID: 2_000_000 + index * 10)
+            keys.append(RunKey(repository: run.repository.fullName, runID: run.runID, attempt: 1))
+            harness.play(run.deliveries(waves: waves([("build", 1, 60), ("test", 2, 120), ("deploy", 1, 30)])))
+        }
+        let carded = keys.filter { harness.engine.runs[$0]?.cardDecision?.level != nil }
+        let ended = carded.allSatisfy { key in
+            harness.sent.contains { $0.planned.run == key && $0.planned.kind == .end }
+        }
+        return (harness.sent.count, carded.count, keys.count - carded.count, ended)
+    }
+
     /// Prints the table and returns whether every target holds.
     static func report(recorded files: [String]) -> Bool {
         let rows = (recordedRuns(files: files) + scriptedRuns).map(measure)
@@ -129,9 +151,15 @@ enum EconomyBenchmark {
                 && busiest <= cap && row.sameFinalCard
             if !targets { holds = false }
         }
+        let month = freeMonth()
+        print(
+            "free month (250 updates, 300 runs, fidelity auto): \(month.spent) spent, \(month.carded) runs carded, "
+                + "\(month.skipped) without a card, every carded run ended: \(month.allEnded ? "yes" : "NO")")
+        if month.spent > 250 || !month.allEnded { holds = false }
         print(
             holds
-                ? "targets: steps ≤ lower bound, full ≤ lower bound + steps/2, milestones ≤ 5, cap kept, one final card: all met"
+                ? "targets: steps ≤ lower bound, full ≤ lower bound + steps/2, milestones ≤ 5, cap kept, one final card, "
+                    + "a free month never overspent: all met"
                 : "targets: NOT all met (see the rows above)")
         return holds
     }

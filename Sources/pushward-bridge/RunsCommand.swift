@@ -145,6 +145,7 @@ enum RunsCommand {
         text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))\n"
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
         text += "card: \(safe(stored.slug))" + (ownsCard ? " (this run holds it)" : " (not held by this run now)")
+        if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
         text += "\ncost: \(state.updatesSpent ?? 0) PushWard updates (POST + PATCH)"
         if let decision = state.cardDecision {
             text += "\nbudget: \(decision.level?.rawValue ?? "no card") — \(safe(decision.reason))"

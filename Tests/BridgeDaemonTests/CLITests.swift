@@ -122,6 +122,9 @@ struct CLITests {
         #expect(text.status == 0)
         #expect(text.stdout.contains("timeline (deliveries ← GitHub, requests → PushWard):"))
         #expect(text.stdout.contains("→ end  PATCH /activities/"))
+        // What the run cost, and what its card has cost so far (this replay is the card's only run).
+        #expect(text.stdout.contains("cost: \(spent) PushWard updates (POST + PATCH)"))
+        #expect(text.stdout.contains("· \(spent) updates on this card so far"))
         // The card as the phones show it: the ended end frame, drawn without colour (not a TTY).
         #expect(text.stdout.contains("2/2  Succeeded"))
         #expect(text.stdout.contains("█"))
