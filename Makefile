@@ -2,6 +2,7 @@
 #   make run    install missing system packages, build, run on config.example.json
 #   make test   the same set-up, then the whole test suite
 #   make sanitize   the whole suite under ThreadSanitizer, then under AddressSanitizer
+#   make fuzz       libFuzzer on the webhook decoder, the ingest path and merge-patch, FUZZ_SECONDS (60) each
 
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
@@ -10,7 +11,8 @@ DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev
 # What only the tests need: Chromium renders the status page, systemd-analyze checks the units.
 TEST_DEB_PACKAGES := chromium systemd
 
-.PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall format lint bench clean
+.PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall \
+	format lint bench fuzz clean
 
 all: build
 
@@ -120,6 +122,15 @@ bench: deps
 	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
 	# Push economy and webhook-to-request latency against the fake PushWard (writes .build/bench/dispatch.json).
 	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench"
+
+# Fuzzing (Fuzz/fuzz.sh): builds BridgeCore and three libFuzzer targets with swiftc
+# -sanitize=fuzzer,address under .build/fuzz, seeds them from the recorded fixtures and the inputs
+# kept in Tests/BridgeCoreTests/Fixtures/fuzz, and runs each for FUZZ_SECONDS (default 60). Prints
+# one line per target; exits non-zero if any found something (inputs in .build/fuzz/artifacts/<target>/).
+# Not part of `make test`: it is open-ended work, and needs only the toolchain.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Fuzz/fuzz.sh
 
 # Installs the release binary, the units, sysusers/tmpfiles entries and an example configuration
 # in the usual places (PREFIX=/usr/local, DESTDIR for packaging). Existing configuration is kept.

@@ -28,10 +28,14 @@ public struct ActivityContentBuilder: Sendable {
             "total_steps": .number(Double(total)),
             "step_rows": .array(Self.padded(plan.groups.map { .number(Double($0.rows)) }, to: total, with: 1)),
             "step_labels": .array(Self.padded(plan.groups.map { .string(Self.label($0.name)) }, to: total, with: "")),
-            "url": .string(run.runURL),
-            "url_action": ["url": .string(run.runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))],
         ]
-        if let secondary = run.secondaryURL {
+        // A link the payload made unacceptable to PushWard is left off (see `LinkURL`).
+        let runURL = run.runURL
+        if LinkURL.isAcceptable(runURL) {
+            content["url"] = .string(runURL)
+            content["url_action"] = ["url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))]
+        }
+        if let secondary = run.secondaryURL, LinkURL.isAcceptable(secondary.url) {
             content["secondary_url"] = .string(secondary.url)
             content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
         }

@@ -174,10 +174,14 @@ public struct BridgeEngine: Sendable {
         // A re-run carries the steps of the attempt before it; "re-run failed jobs" leaves the
         // successful ones as they were. Skipped ones are not complete: they were skipped because
         // something they need failed, and are re-run with it.
-        let earlierAttempts = (1..<max(1, key.attempt)).reversed().lazy
-        if let earlier = earlierAttempts.compactMap({
-            self.runs[RunKey(repository: key.repository, runID: key.runID, attempt: $0)]
-        }).first {
+        // The latest earlier attempt held is looked up among the runs rather than by counting down
+        // from `key.attempt`: `run_attempt` is any 64-bit number a payload says, and counting down
+        // from 2^63 hung the engine on a single delivery.
+        let earlierAttempts = runs.lazy.filter { candidate, _ in
+            candidate.repository == key.repository && candidate.runID == key.runID && candidate.attempt >= 1
+                && candidate.attempt < key.attempt
+        }
+        if let earlier = earlierAttempts.max(by: { $0.key.attempt < $1.key.attempt })?.value {
             state.inherited = StepPlanner.plan(for: earlier).groups.map { group in
                 InheritedGroup(
                     name: group.name, orderKey: group.orderKey, jobCount: group.totalJobCount,

@@ -55,9 +55,17 @@ public struct RenderSession: Sendable {
         runTimers(until: horizon)
     }
 
+    /// At most this many timers fire between two deliveries (64 hours of heartbeats at the default
+    /// stale TTL, more than any recorded gap). The end frame, grace period and throttle windows come
+    /// within a few; past them only heartbeats are left, and a payload timestamp centuries ahead had
+    /// the simulation send every heartbeat in between: `render` hung on one delivery.
+    static let maximumTimersPerGap = 256
+
     private mutating func runTimers(until limit: UnixTime) -> [Output] {
         var output: [Output] = []
-        while let next = engine.nextWakeup(after: clock), next <= limit {
+        var fired = 0
+        while fired < Self.maximumTimersPerGap, let next = engine.nextWakeup(after: clock), next <= limit {
+            fired += 1
             clock = next
             engine.advance(to: next)
             output += flush()
