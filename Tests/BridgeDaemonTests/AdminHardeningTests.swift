@@ -35,7 +35,8 @@ struct AdminHardeningTests {
         let port = daemon.adminPort
         let headers = token.map { [("Authorization", "Bearer \($0)")] } ?? []
         return try await offPool {
-            try HTTPTestClient.request(port: port, method: "GET", target: target, headers: headers, host: host)
+            try HTTPTestClient.request(
+                port: port, method: "GET", target: target, headers: headers, host: host, timeout: 60)
         }
     }
 

@@ -45,8 +45,13 @@ struct IngressHardeningTests {
 
             let lines = daemon.log.entries(containing: "signature does not verify")
             #expect(!lines.isEmpty)
-            // A burst of 25 in well under a few seconds: a few lines, not 25.
-            #expect(lines.count < 10, "\(lines.count) lines for 26 refusals")
+            // At most one line a second, however fast (or slow, under a sanitizer) the burst went.
+            let times = lines.compactMap { $0["ts"]?.stringValue.flatMap(GitHubTimestamp.parse) }
+            #expect(times.count == lines.count)
+            for (earlier, later) in zip(times, times.dropFirst()) {
+                #expect(later - earlier >= 0.999, "two lines \(later - earlier) s apart")
+            }
+            #expect(lines.count < 26, "every refusal was logged")
             let accounted = lines.reduce(0) { $0 + 1 + Int($1["log.dropped"]?.doubleValue ?? 0) }
             #expect(accounted == 26, "every refusal is either logged or counted in log.dropped")
             for line in lines {
