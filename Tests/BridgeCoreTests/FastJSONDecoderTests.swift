@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -23,7 +24,7 @@ struct FastJSONDecoderTests {
                 #expect((try? fast.get()) != nil, "\(name) does not decode: \(fast)")
             }
         }
-        let form = WebhookDecoderTests.formEncoded(body)
+        let form = GitHubForm.encoded(body)
         #expect(
             webhookOutcome(event: eventName(of: name), body: form, contentType: nil)
                 == webhookOutcome(event: eventName(of: name), body: form, contentType: nil, foundation: true))

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -345,7 +346,7 @@ struct WebhookDecoderTests {
     func formEncodedBodyDecodesLikeJSON(name: String) throws {
         let json = try Fixtures.data(name)
         let expected = try decodeFixture(name)
-        let form = Self.formEncoded(json)
+        let form = GitHubForm.encoded(json)
         #expect(form.count > json.count)
         let event = eventName(of: name)
         #expect(
@@ -359,7 +360,7 @@ struct WebhookDecoderTests {
             $0["name"] = "build + test (a, b) 100%"
         }
         let body =
-            Data("other=1&payload=".utf8) + Self.formEncoded(json).dropFirst("payload=".count) + Data("&x=y".utf8)
+            Data("other=1&payload=".utf8) + GitHubForm.encoded(json).dropFirst("payload=".count) + Data("&x=y".utf8)
         let job = try #require(jobEvent(try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: nil)))
         #expect(job.job.name == "build + test (a, b) 100%")
 
@@ -745,26 +746,5 @@ extension WebhookDecoderTests {
             payload["workflow_job"] = job
             if removingRepository { payload["repository"] = nil }
         }
-    }
-
-    /// `payload=<json>` as GitHub sends it for form hooks: unreserved bytes as is, space as `+`,
-    /// everything else `%XX`.
-    static func formEncoded(_ json: Data) -> Data {
-        var output = Array("payload=".utf8)
-        output.reserveCapacity(json.count * 2)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for byte in json {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "*"):
-                output.append(byte)
-            case UInt8(ascii: " "):
-                output.append(UInt8(ascii: "+"))
-            default:
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return Data(output)
     }
 }

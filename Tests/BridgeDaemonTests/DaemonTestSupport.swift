@@ -499,20 +499,6 @@ enum GitHubPayload {
     private static func time(_ value: UnixTime?) -> JSONValue {
         value.map { .string(Logger.timestamp(Date(timeIntervalSince1970: $0))) } ?? .null
     }
-
-    /// `application/x-www-form-urlencoded` with the JSON in `payload`, as a hook set to "form" sends it.
-    static func formEncoded(_ json: Data) -> Data {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        let text = String(decoding: json, as: UTF8.self)
-        // Form encoding: everything outside the unreserved set as %XX, spaces as '+'.
-        let encoded = text.unicodeScalars.map { scalar -> String in
-            if scalar == " " { return "+" }
-            if scalar.isASCII, allowed.contains(scalar) { return String(scalar) }
-            return String(scalar).utf8.map { String(format: "%%%02X", $0) }.joined()
-        }.joined()
-        return Data(("payload=" + encoded).utf8)
-    }
 }
 
 /// The headers of a delivery GitHub signed with `secret`; an empty `event` or `id` leaves that header out.

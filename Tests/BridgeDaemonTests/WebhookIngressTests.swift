@@ -368,7 +368,7 @@ struct WebhookIngressTests {
     func formEncoded() async throws {
         try await withDaemon { daemon in
             let json = try DaemonFixtures.data("workflow_job.queued.attempt10-test.json")
-            let form = GitHubPayload.formEncoded(json)
+            let form = GitHubForm.encoded(json)
             #expect(form != json)
             let response = try await daemon.deliver(
                 event: "workflow_job", id: "form-1", body: form, contentType: "application/x-www-form-urlencoded")

@@ -54,6 +54,20 @@ public struct ActivitySettings: Sendable, Equatable {
     /// between the card's last update and one that only moves a count: six coalesce windows (a
     /// minute by default), so a long fan-out still moves on the phone, about once a minute.
     public var maxHold: Double { 6 * coalesce }
+    /// These settings pushing every visible change the moment it is known: level `full`, no
+    /// coalescing (so no settle window either) and an hourly cap no run reaches. The yardstick
+    /// `explain` measures the configured economy against, and what tests of a card's content use.
+    public func pushingEveryChange() -> ActivitySettings {
+        var settings = self
+        settings.fidelity = .full
+        settings.coalesce = 0
+        settings.maxUpdatesPerHour = 3_600
+        return settings
+    }
+
+    /// The default settings pushing every change; see `pushingEveryChange()`.
+    public static var pushingEveryChange: ActivitySettings { ActivitySettings().pushingEveryChange() }
+
     /// Requests of the hourly cap kept for the end frame and the end.
     public static let reservedForEnd = 2
 

@@ -26,17 +26,6 @@ extension RunExplanation {
     /// Request kinds that change what the card shows (a POST and a heartbeat show nothing new).
     static let visibleKinds: Set<PlannedRequest.Kind> = [.firstFrame, .update, .finalFrame, .correction]
 
-    /// The settings that push every visible change the moment it is known: level `full`, no
-    /// coalescing (so no settle window either) and an hourly cap no run reaches. The yardstick the
-    /// configured economy is measured against.
-    static func pushingEveryChange(_ settings: ActivitySettings) -> ActivitySettings {
-        var settings = settings
-        settings.fidelity = .full
-        settings.coalesce = 0
-        settings.maxUpdatesPerHour = 3_600
-        return settings
-    }
-
     static func heldChanges(_ facts: Facts) -> [String] {
         let key = facts.run.state.key
         let applied = facts.deliveries.filter { $0.outcome == .applied }
@@ -58,7 +47,7 @@ extension RunExplanation {
                         + "cannot be worked out again."
                 ]
         }
-        var everyChange = CardReplay(run: key, settings: pushingEveryChange(facts.settings))
+        var everyChange = CardReplay(run: key, settings: facts.settings.pushingEveryChange())
         for (event, at) in events { everyChange.feed(event, at: at) }
         everyChange.run(until: horizon(after: events.last?.at ?? 0, facts.settings))
         let visible = everyChange.sends.filter { visibleKinds.contains($0.kind) }

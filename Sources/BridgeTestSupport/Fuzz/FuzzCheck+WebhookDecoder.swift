@@ -24,9 +24,9 @@ extension FuzzCheck {
         let contentType: String?
         switch mode {
         case 0: (body, contentType) = (payload, "application/json")
-        case 1: (body, contentType) = (formEncoded(payload), "application/x-www-form-urlencoded")
+        case 1: (body, contentType) = (GitHubForm.encoded(payload), "application/x-www-form-urlencoded")
         case 2: (body, contentType) = (payload, nil)
-        case 3: (body, contentType) = (formEncoded(payload), nil)
+        case 3: (body, contentType) = (GitHubForm.encoded(payload), nil)
         case 4: (body, contentType) = (payload, " Application/JSON ; charset=utf-8")
         case 5: (body, contentType) = (payload, "application/x-www-form-urlencoded; charset=utf-8")
         case 6: (body, contentType) = (payload, "text/plain")
@@ -57,27 +57,6 @@ extension FuzzCheck {
         Result { () throws(WebhookDecodingError) in
             try WebhookDecoder.decode(event: event, body: body, contentType: contentType)
         }
-    }
-
-    /// `payload=` and the bytes percent-encoded as a browser (or GitHub) would.
-    static func formEncoded(_ json: Data) -> Data {
-        // Built as an array: appending to `Data` byte by byte was most of the target's time.
-        var output = Array("payload=".utf8)
-        output.reserveCapacity(output.count + json.count * 3)
-        let hex = Array("0123456789ABCDEF".utf8)
-        for byte in json {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "*"):
-                output.append(byte)
-            case UInt8(ascii: " "):
-                output.append(UInt8(ascii: "+"))
-            default:
-                output.append(contentsOf: [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            }
-        }
-        return Data(output)
     }
 
     /// The values a decoded event may hold: ids, attempts and numbers are whole numbers from 1 to
