@@ -5,6 +5,10 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The read-side CLI (`runs`, `deliveries`) against a database a replay filled, and
 /// `check-config` / the configuration loader's environment and credential overrides.
 @Suite("CLI against a replayed database", .timeLimit(.minutes(1)))
@@ -351,9 +355,21 @@ struct CLITests {
     @Test("check-config says so when the budget cannot be read, and still exits 0; without a key, dry-run")
     func checkConfigBudgetUnreadable() async throws {
         let directory = try ScratchDirectory()
-        let fake = try FakePushWardServer()
-        let url = fake.baseURL
-        fake.stop()
+        // A port bound but not listening: connections are refused, and no other test running in
+        // parallel can start a server on it meanwhile (a stopped server's port could be reused).
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+            }
+        }
+        #expect(bound)
+        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
         let config = try Self.budgetConfigFile(url: url, key: "hlk_test", in: directory)
         let failed = try await BridgeProcess.run(["check-config", "--config", config], in: directory)
         #expect(failed.status == 0, "\(failed.stderr)")
