@@ -49,8 +49,6 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     public var fidelity: Fidelity?
     /// When each request acknowledged in the last hour went out: the hourly cap counts these.
     public var recentUpdates: [UnixTime]?
-    /// Requests PushWard acknowledged for the owner run on this card (its cost, POST included).
-    public var ownerUpdates: Int?
     /// Requests PushWard acknowledged on this card since the bridge first drew it.
     public var totalUpdates: Int?
 
@@ -73,7 +71,6 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         needsFullFrame = false
         pendingSince = nil
         fidelity = nil
-        ownerUpdates = 0
     }
 
     /// Requests acknowledged in the hour before `now`, oldest first.

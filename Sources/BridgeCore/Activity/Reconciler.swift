@@ -116,15 +116,14 @@ public enum Reconciler {
         session.failures = 0
         session.rejectedBody = nil
         if planned.request.method == .patch { session.needsFullFrame = false }
+        // Every acknowledged request, a POST like a PATCH, is one of PushWard's updates.
+        session.recentUpdates = session.updates(inHourBefore: now) + [now]
+        session.totalUpdates = (session.totalUpdates ?? 0) + 1
         switch planned.kind {
         case .create:
             // A re-POST keeps whatever content the slug had: unknown until the first frame.
             session.acknowledged = nil
             session.phase = .needsFirstFrame
-            // A POST costs an update like a PATCH.
-            session.recentUpdates = session.updates(inHourBefore: now) + [now]
-            session.ownerUpdates = (session.ownerUpdates ?? 0) + 1
-            session.totalUpdates = (session.totalUpdates ?? 0) + 1
             return session
         case .firstFrame, .update, .heartbeat, .finalFrame, .end, .correction:
             // With nothing acknowledged since the POST, the request was a full frame, which sets
@@ -138,9 +137,6 @@ public enum Reconciler {
         }
         if planned.kind != .end { session.lastPatchAt = now }
         session.pendingSince = nil
-        session.recentUpdates = session.updates(inHourBefore: now) + [now]
-        session.ownerUpdates = (session.ownerUpdates ?? 0) + 1
-        session.totalUpdates = (session.totalUpdates ?? 0) + 1
         switch planned.kind {
         case .firstFrame, .update, .heartbeat:
             session.phase = .live
