@@ -307,8 +307,6 @@ public actor BridgeService {
         inFlight.remove(planned.request.slug)
         let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
         let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
-        // PushWard counted it: the planner's figure stays current between two reads of /auth/me.
-        if case .success = answer { engine.budget?.used += 1 }
         if case .quotaExhausted = effect { usageRefresh.signal() }
         let status: Int?
         let detail: String?

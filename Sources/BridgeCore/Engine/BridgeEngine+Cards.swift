@@ -164,13 +164,17 @@ extension BridgeEngine {
     /// Records PushWard's 2xx for a planned request; a card that ended passes to the next run.
     public mutating func acknowledge(_ planned: PlannedRequest, at now: UnixTime) {
         let slug = planned.request.slug
-        guard let session = sessions[slug], session.owner == planned.run else { return }
-        let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
-        sessions[slug] = updated
+        // PushWard counted it, even if the card changed hands meanwhile: the run's cost, and the
+        // planner's figure between two reads of /auth/me (the daemon's, `render`'s and
+        // `explain`'s replays all count here).
+        budget?.used += 1
         if let spent = runs[planned.run].map({ $0.updatesSpent ?? 0 }) {
             runs[planned.run]?.updatesSpent = spent + 1
             changes.runs.insert(planned.run)
         }
+        guard let session = sessions[slug], session.owner == planned.run else { return }
+        let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
+        sessions[slug] = updated
         changes.slugs.insert(slug)
         dirtySlugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {

@@ -7,6 +7,9 @@ public struct RenderSession: Sendable {
     public struct Output: Sendable, Equatable {
         public var at: UnixTime
         public var planned: PlannedRequest
+        /// The card's content once this request was acknowledged (nil between a POST and the first
+        /// frame): what a phone showed from `at` on.
+        public var shown: [String: JSONValue]?
 
         /// `{"at", "method", "path", "body"}` with sorted keys: one line of `render` output.
         public var json: JSONValue {
@@ -20,6 +23,10 @@ public struct RenderSession: Sendable {
     public private(set) var engine: BridgeEngine
     public private(set) var clock: UnixTime = 0
     public private(set) var outcomes: [DeliveryOutcome] = []
+    /// With `logsDecisions`, the reconciler's last word on each card at each moment the clock
+    /// stopped, when it was not a send (a wait, a hold and its reason): what `explain` reads.
+    public var logsDecisions = false
+    public private(set) var decisions: [String: [UnixTime: ReconcileDecision]] = [:]
     /// Where the clock stops once the input is exhausted: long enough for every end frame, grace
     /// period and throttle window, short of heartbeats (which would go on forever).
     private var horizon: UnixTime = 0
@@ -35,9 +42,15 @@ public struct RenderSession: Sendable {
         engine.budget = budget
     }
 
-    /// Feeds one delivery: timers due before it fire first, then the requests it causes.
+    /// Feeds one delivery at its payload's time: timers due before it fire first, then the
+    /// requests it causes.
     public mutating func feed(_ event: WebhookEvent) -> [Output] {
-        let time = max(clock, PayloadTime.of(event) ?? clock)
+        feed(event, at: PayloadTime.of(event) ?? clock)
+    }
+
+    /// Feeds one delivery as received at `time` (never before the clock).
+    public mutating func feed(_ event: WebhookEvent, at received: UnixTime) -> [Output] {
+        let time = max(clock, received)
         var output = runTimers(until: time)
         clock = time
         outcomes.append(engine.receive(event, at: time))
@@ -53,6 +66,15 @@ public struct RenderSession: Sendable {
     /// Lets the simulated time run out: everything due after the last delivery happens.
     public mutating func finish() -> [Output] {
         runTimers(until: horizon)
+    }
+
+    /// Lets the simulated time run to `limit`: the timers due on the way fire, then the cards are
+    /// decided at `limit` itself.
+    public mutating func run(until limit: UnixTime) -> [Output] {
+        var output = runTimers(until: limit)
+        clock = max(clock, limit)
+        output += flush()
+        return output
     }
 
     /// At most this many timers fire between two deliveries (64 hours of heartbeats at the default
@@ -85,12 +107,15 @@ public struct RenderSession: Sendable {
             progressing = false
             rounds += 1
             for slug in engine.sessions.keys.sorted() {
-                if case .send(let planned) = engine.decide(slug: slug, at: clock) {
-                    engine.acknowledge(planned, at: clock)
-                    engine.budget?.used += 1
-                    output.append(Output(at: clock, planned: planned))
-                    progressing = true
+                let decision = engine.decide(slug: slug, at: clock)
+                guard case .send(let planned) = decision else {
+                    if logsDecisions { decisions[slug, default: [:]][clock] = decision }
+                    continue
                 }
+                engine.acknowledge(planned, at: clock)
+                output.append(
+                    Output(at: clock, planned: planned, shown: engine.sessions[slug]?.acknowledged?.content))
+                progressing = true
             }
         }
         return output

@@ -20,71 +20,46 @@ struct CardReplay {
     }
 
     let run: RunKey
-    private(set) var engine: BridgeEngine
-    private(set) var clock: UnixTime = 0
+    /// `render`'s simulation: the same clock, timers and acknowledge-everything PushWard.
+    private(set) var session: RenderSession
     private(set) var sends: [Send] = []
-    /// The reconciler's last word on the run's card at each moment the replay stopped: after the
-    /// sends of that moment, so a send is never the last word.
-    private(set) var decisions: [UnixTime: ReconcileDecision] = [:]
 
     init(run: RunKey, settings: ActivitySettings) {
         self.run = run
-        engine = BridgeEngine(settings: settings)
+        session = RenderSession(engine: BridgeEngine(settings: settings))
+        session.logsDecisions = true
     }
 
     /// The slug the run draws on, once it was seen.
-    var slug: String? { engine.slugs[run] }
+    var slug: String? { session.engine.slugs[run] }
+
+    /// The reconciler's last word on the run's card at each moment the replay stopped, when it
+    /// was not a send.
+    var decisions: [UnixTime: ReconcileDecision] { slug.flatMap { session.decisions[$0] } ?? [:] }
 
     /// What the run's card shows at the clock: nil before its first frame or when another run holds it.
     var shown: [String: JSONValue]? {
-        guard let slug, let session = engine.sessions[slug], session.owner == run else { return nil }
-        return session.acknowledged?.content
+        guard let slug, let card = session.engine.sessions[slug], card.owner == run else { return nil }
+        return card.acknowledged?.content
     }
 
     /// Applies a delivery received at `time`, after every timer due before it.
     mutating func feed(_ event: WebhookEvent, at time: UnixTime) {
-        run(until: time)
-        _ = engine.receive(event, at: time)
-        flush()
+        record(session.feed(event, at: time))
     }
 
     /// Lets time run to `limit`: each timer due on the way fires and what it causes is sent, then
     /// the card is decided at `limit` itself.
     mutating func run(until limit: UnixTime) {
-        while let next = engine.nextWakeup(after: clock), next <= limit {
-            clock = next
-            flush()
-        }
-        clock = max(clock, limit)
-        flush()
+        record(session.run(until: limit))
     }
 
-    /// Sends everything due at the clock, each acknowledged at once, as `render` does; the cap on
-    /// rounds turns a reconciler that would not converge into a short replay instead of a hang.
-    private mutating func flush() {
-        engine.advance(to: clock)
-        var rounds = 0
-        var progressing = true
-        while progressing, rounds < 64 {
-            progressing = false
-            rounds += 1
-            for slug in engine.sessions.keys.sorted() {
-                let decision = engine.decide(slug: slug, at: clock)
-                guard case .send(let planned) = decision else {
-                    if slug == self.slug { decisions[clock] = decision }
-                    continue
-                }
-                engine.acknowledge(planned, at: clock)
-                engine.budget?.used += 1
-                progressing = true
-                if planned.run == run {
-                    sends.append(
-                        Send(
-                            at: clock, kind: planned.kind,
-                            patch: planned.request.body["content"]?.objectValue ?? [:],
-                            shown: engine.sessions[slug]?.acknowledged?.content ?? [:]))
-                }
-            }
+    private mutating func record(_ outputs: [RenderSession.Output]) {
+        for output in outputs where output.planned.run == run {
+            sends.append(
+                Send(
+                    at: output.at, kind: output.planned.kind,
+                    patch: output.planned.request.body["content"]?.objectValue ?? [:], shown: output.shown ?? [:]))
         }
     }
 }
