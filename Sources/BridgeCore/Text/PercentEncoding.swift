@@ -12,10 +12,15 @@
 public enum PercentEncoding {
     /// One path segment: `/` is encoded too.
     public static func pathSegment(_ text: String) -> String {
+        encoded(text, keeping: isUnreserved)
+    }
+
+    /// `text` with every UTF-8 byte that `keeping` refuses written as `%XX`.
+    public static func encoded(_ text: String, keeping: (UInt8) -> Bool) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
-            if isUnreserved(byte) {
+            if keeping(byte) {
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 result += "%" + hex(byte >> 4) + hex(byte & 0x0F)

@@ -48,16 +48,7 @@ public enum Markup {
             url.utf8.starts(with: "https://".utf8, by: asciiCaseInsensitive)
                 || url.utf8.starts(with: "http://".utf8, by: asciiCaseInsensitive)
         else { return "#" }
-        var encoded = ""
-        encoded.reserveCapacity(url.utf8.count)
-        for byte in url.utf8 {
-            if isURLByte(byte) {
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true)
-                encoded += String(byte & 0x0F, radix: 16, uppercase: true)
-            }
-        }
+        let encoded = PercentEncoding.encoded(url, keeping: isURLByte)
         guard let parsed = URL(string: encoded), let scheme = parsed.scheme?.lowercased(),
             scheme == "https" || scheme == "http", let host = parsed.host, !host.isEmpty
         else { return "#" }
