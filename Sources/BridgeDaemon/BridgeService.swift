@@ -424,13 +424,7 @@ public actor BridgeService {
     /// with `pushward.budget` applied: a number caps the limit, `unlimited` keeps the planner out.
     /// Logs when the level in force or the budget's standing changes.
     public func updateBudget(_ usage: PushWardUsage, at now: UnixTime) {
-        var limit = usage.liveActivityUpdatesLimit
-        switch configuration.pushwardBudget {
-        case .auto: break
-        case .unlimited: limit = nil
-        case .fixed(let cap): limit = min(cap, limit ?? cap)
-        }
-        let budget = PushBudget(used: usage.liveActivityUpdatesUsed, limit: limit, resetsAt: usage.quotaResetsAt)
+        let budget = configuration.pushwardBudget.budget(from: usage)
         let previous = engine.budget
         engine.budget = budget
         if previous?.limit != budget.limit || previous == nil {
@@ -461,12 +455,9 @@ public actor BridgeService {
         let resetsIn: Double = engine.budget?.resetsAt.map { max(0, $0 - now) } ?? -1
         var forecast: Double = -1
         if let budget = engine.budget, budget.limit != nil {
-            // The planner's own figure for a run arriving now; the run key does not enter it.
-            let decision = BudgetPlanner.decide(
-                run: RunKey(repository: "", runID: 0, attempt: 1), budget: budget,
-                arrivalsPerSecond: engine.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),
-                runsOnCards: 0, inForce: engine.levelInForce, at: now)
-            forecast = decision.forecastRuns ?? -1
+            forecast = BudgetPlanner.forecastRuns(
+                budget: budget,
+                arrivalsPerSecond: engine.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay), at: now)
         }
         return [
             ("budget_updates_used", "Live Activity updates PushWard counted this period (-1: unknown).", [:], used),

@@ -76,9 +76,7 @@ public enum BudgetCheck {
                     "GET /auth/me got no answer within \(Int(timeout)) s: \(TerminalText.sanitized(reason))")
             ]
         }
-        var limit = usage.liveActivityUpdatesLimit
-        if case .fixed(let cap) = configuration.pushwardBudget { limit = min(cap, limit ?? cap) }
-        let budget = PushBudget(used: usage.liveActivityUpdatesUsed, limit: limit, resetsAt: usage.quotaResetsAt)
+        let budget = configuration.pushwardBudget.budget(from: usage)
         let decision = BudgetPlanner.decide(
             run: RunKey(repository: "", runID: 0, attempt: 1), budget: budget,
             arrivalsPerSecond: forecast.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),

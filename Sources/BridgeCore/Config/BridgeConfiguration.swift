@@ -34,6 +34,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
         case fixed(Int)
         /// No planning: every run at the configured level.
         case unlimited
+
+        /// The budget the planner works with, from what PushWard says was used and allowed: a
+        /// fixed number caps the allowance, `unlimited` removes it.
+        public func budget(from usage: PushWardUsage) -> PushBudget {
+            var limit = usage.liveActivityUpdatesLimit
+            switch self {
+            case .auto: break
+            case .unlimited: limit = nil
+            case .fixed(let cap): limit = min(cap, limit ?? cap)
+            }
+            return PushBudget(used: usage.liveActivityUpdatesUsed, limit: limit, resetsAt: usage.quotaResetsAt)
+        }
     }
 
     public var pushwardBudget: Budget = .auto

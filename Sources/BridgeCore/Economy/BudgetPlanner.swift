@@ -31,9 +31,8 @@ public enum BudgetPlanner {
                 level: .full, reason: "the account has no monthly limit", decidedAt: now, remaining: nil,
                 forecastRuns: nil)
         }
-        let resetsAt = budget.resetsAt ?? now + 30 * 86_400
         let remaining = limit - budget.used - runsOnCards * ActivitySettings.reservedForEnd
-        let forecast = max(1, arrivalsPerSecond * max(0, resetsAt - now))
+        let forecast = forecastRuns(budget: budget, arrivalsPerSecond: arrivalsPerSecond, at: now)
         let perRun = Double(remaining) / forecast
         let figures =
             "\(remaining) of \(limit) updates left after the end reserve, \(Int(forecast.rounded())) runs forecast "
@@ -61,6 +60,13 @@ public enum BudgetPlanner {
             reason: "no card: not even milestones (about \(Int(cheapest)) updates) fits every run left this period "
                 + "(\(figures)); runs already on a card still end", decidedAt: now, remaining: remaining,
             forecastRuns: forecast)
+    }
+
+    /// Runs expected to want a card before the budget resets (at least one: the run being decided).
+    /// An unknown reset is taken as the end of a 30-day period.
+    public static func forecastRuns(budget: PushBudget, arrivalsPerSecond: Double, at now: UnixTime) -> Double {
+        let resetsAt = budget.resetsAt ?? now + 30 * 86_400
+        return max(1, arrivalsPerSecond * max(0, resetsAt - now))
     }
 
     /// A number in [0, 1) fixed by the run's id, spread evenly: which runs of a rationed month
