@@ -100,6 +100,36 @@ struct RenderCommandTests {
         #expect(FileManager.default.isExecutableFile(atPath: path), "missing \(path)")
     }
 
+    @Test("render --fidelity and --budget simulate the economy; --summary says what each card and run cost")
+    func renderEconomyFlags() throws {
+        let run = Self.attempt10Paths
+        let full = try BridgeBinary.run(["render"] + run + ["--fidelity", "full", "--summary"])
+        let milestones = try BridgeBinary.run(["render"] + run + ["--fidelity", "milestones", "--summary"])
+        #expect(full.status == 0 && milestones.status == 0, "\(full.stderr) \(milestones.stderr)")
+        // The summary counts exactly the requests printed.
+        for result in [full, milestones] {
+            #expect(result.stderr.contains(": \(lines(result).count) updates (POST + PATCH)"), "\(result.stderr)")
+        }
+        #expect(lines(milestones).count <= 5)
+        #expect(lines(milestones).count < lines(full).count)
+        // The same end at both levels.
+        #expect(lines(milestones).last == lines(full).last)
+
+        // A month with 3 updates left: the planner gives the run no card, and nothing is sent.
+        let spent = try BridgeBinary.run(["render"] + run + ["--budget", "250", "--used", "247", "--summary"])
+        #expect(spent.status == 0, "\(spent.stderr)")
+        #expect(lines(spent).isEmpty)
+        #expect(spent.stderr.contains("no card, 0 updates: no card"), "\(spent.stderr)")
+        let roomy = try BridgeBinary.run(["render"] + run + ["--budget", "250", "--used", "0", "--summary"])
+        #expect(roomy.stderr.contains(": full, "), "\(roomy.stderr)")
+        #expect(!lines(roomy).isEmpty)
+
+        let bad = try BridgeBinary.run(["render"] + run + ["--fidelity", "loud"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--fidelity must be one of"))
+        #expect(try BridgeBinary.run(["render"] + run + ["--used", "3"]).status == 64)
+    }
+
     @Test("render prints canonical JSON lines: POST first, the ended PATCH last")
     func renderAttempt10() throws {
         let result = try BridgeBinary.run(["render"] + Self.attempt10Paths)

@@ -63,4 +63,25 @@ struct PushBudgetEndToEndTests {
         #expect(skipped.reason.hasPrefix("no card"))
         #expect(secondRun.state.updatesSpent == nil)
     }
+
+    @Test("after PushWard says the quota is spent, the budget is read again at once, not 15 minutes later")
+    func quotaExceededRereadsTheBudget() async throws {
+        let fake = try FakePushWardServer()
+        let now = Date().timeIntervalSince1970
+        // Plenty left by the planner's reckoning, but PushWard refuses the third update (the
+        // account was spent elsewhere meanwhile).
+        fake.setQuota(limit: 100_000, used: 0, resetsAt: (now + 86_400).rounded())
+        fake.setFault { method, path, _ in
+            method == "PATCH" && fake.requests.filter({ $0.path.hasPrefix("/activities") }).count >= 2
+                ? .status(429, code: "quota.exceeded", detail: "spent elsewhere", resetAt: now + 86_400) : nil
+        }
+        let bridge = try EndToEnd.Bridge(fake: fake, economy: #""fidelity": "auto""#)
+        func usageReads() -> Int { fake.requests.filter { $0.method == "GET" && $0.path == "/auth/me" }.count }
+        #expect(await EndToEnd.eventually { usageReads() == 1 })
+        let run = RunScript(runID: 601, workflow: "CI", start: now - 300, firstJobID: 90_000)
+        for event in run.deliveries(waves: [[RunScript.Job("build", duration: 30)]]) { try await bridge.deliver(event) }
+        #expect(await EndToEnd.eventually { fake.requests.contains { $0.status == 429 } })
+        #expect(await EndToEnd.eventually { usageReads() == 2 }, "\(usageReads()) reads of /auth/me")
+        await bridge.daemon.shutdown()
+    }
 }
