@@ -189,7 +189,7 @@ public actor BridgeService {
                 ])
         }
         describe(event, into: &record)
-        let outcome = engine.receive(event, at: delivery.receivedAt)
+        let outcome = try engine.receive(event, at: delivery.receivedAt, history: StoreHistory(database))
         switch outcome {
         case .applied(let key):
             try database.insert(record, stored: delivery.storedPayload)
@@ -415,6 +415,12 @@ public actor BridgeService {
 
     // MARK: Housekeeping
 
+    /// Lets the core drop finished runs and idle ended cards (`BridgeEngine.forget`): storage keeps
+    /// them and a delivery that needs one reads it back, so memory follows the work in flight.
+    public func forgetFinished(at now: UnixTime) {
+        engine.forget(at: now)
+    }
+
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
     public func updateFilter(_ filter: DeliveryFilter) {
         engine.filter = filter
@@ -542,7 +548,6 @@ public actor BridgeService {
             let pruned = try database.prunePayloads(
                 receivedBefore: now - Double(configuration.payloadRetention), limit: 500)
             if pruned > 0 { logger.info("dropped payloads past retention", ["count": .number(Double(pruned))]) }
-            engine.forget(finishedBefore: now - 7 * 86_400)
         } catch {
             logger.warning("retention pruning failed; it runs again later", ["error": .string("\(error)")])
         }

@@ -84,6 +84,15 @@ public final class Daemon: @unchecked Sendable {
                     try? await Task.sleep(for: .seconds(600))
                 }
             })
+        tasks.append(
+            Task {
+                // Every half minute: a finished run leaves memory about a minute after its card is
+                // done with it (`BridgeEngine.finishedRunGrace`), whatever the traffic.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(30))
+                    await service.forgetFinished(at: Date().timeIntervalSince1970)
+                }
+            })
         notifier.notify(
             "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")")
         // Keep-alives only after READY=1: the first message systemd gets is the readiness.

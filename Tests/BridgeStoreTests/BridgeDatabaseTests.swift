@@ -199,17 +199,27 @@ struct BridgeDatabaseTests {
         // The test means something only if the engine holds all three kinds of state.
         #expect(engine.runs.count == 3)
         #expect(engine.sessions.count == 2)
-        #expect(engine.history.summaries.count == 1)
-        #expect(engine.released.contains(RunKey(repository: "acme/widgets", runID: 1, attempt: 1)))
+        let finishedKey = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
+        #expect(engine.released.contains(finishedKey))
         #expect(engine.sessions.values.allSatisfy { $0.acknowledged != nil })
+        var cache = engine.history
+        let workflow = HistoryCache.Workflow(repository: "acme/widgets", name: "CI")
+        let lookedUp = cache.lookup(workflow)
+        let held = try #require(lookedUp)
+        #expect(held.summaries.map(\.key) == [finishedKey])
 
+        // A start reads the work in flight only: the finished run stays in storage, and history
+        // is read from it per workflow when a run needs it.
         let reopened = try BridgeDatabase(path: path)
         var loaded = try reopened.loadEngine(settings: settings, filter: DeliveryFilter(), at: now)
-        #expect(loaded.runs == engine.runs)
+        #expect(loaded.runs == engine.runs.filter { !engine.released.contains($0.key) })
+        #expect(loaded.runs.count == 2)
         #expect(loaded.sessions == engine.sessions)
-        #expect(loaded.history == engine.history)
-        #expect(loaded.slugs == engine.slugs)
-        #expect(loaded.released == engine.released)
+        #expect(loaded.history.count == 0)
+        #expect(try StoreHistory(reopened).finishedRuns(repository: "acme/widgets", workflow: "CI") == held.summaries)
+        #expect(try StoreHistory(reopened).storedRun(finishedKey)?.state == engine.runs[finishedKey])
+        #expect(loaded.slugs == engine.slugs.filter { !engine.released.contains($0.key) })
+        #expect(loaded.released.isEmpty)
         #expect(loaded.progressFloors == engine.progressFloors)
         #expect(loaded.gate == engine.gate)
         #expect(loaded.changes.isEmpty)
@@ -217,10 +227,17 @@ struct BridgeDatabaseTests {
             #expect(loaded.desired(slug: slug, at: now + 5) == engine.desired(slug: slug, at: now + 5), "\(slug)")
             #expect(loaded.decide(slug: slug, at: now + 5) == engine.decide(slug: slug, at: now + 5), "\(slug)")
         }
-        // The restored engine goes on exactly as the original does.
+        // The restored engine goes on exactly as the original does, reading what it needs.
         let next = running.job(203, "test", "queued", createdAt: 300)
-        #expect(loaded.receive(next, at: now + 10) == engine.receive(next, at: now + 10))
-        #expect(loaded.runs == engine.runs)
+        let outcome = try loaded.receive(next, at: now + 10, history: StoreHistory(reopened))
+        #expect(outcome == engine.receive(next, at: now + 10))
+        #expect(loaded.runs == engine.runs.filter { !engine.released.contains($0.key) })
+        // A late delivery for the finished run reads it back rather than starting a blank one.
+        let late = finished.job(
+            100, "lint", "completed", createdAt: 0, startedAt: 1, completedAt: 20, conclusion: "success")
+        _ = try loaded.receive(late, at: now + 11, history: StoreHistory(reopened))
+        _ = engine.receive(late, at: now + 11)
+        #expect(loaded.runs[finishedKey] == engine.runs[finishedKey])
     }
 
     // MARK: Schema versions

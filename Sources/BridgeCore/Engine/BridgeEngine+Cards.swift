@@ -7,7 +7,8 @@ extension BridgeEngine {
             dirtySlugs.insert(slug)
             let owner = sessions[slug]?.owner
             // A run that finished while another one held the card has nothing left to show.
-            if let owner, !released.contains(owner) {
+            // (An owner no longer held was let go of after it was done with the card.)
+            if let owner, !released.contains(owner), runs[owner] != nil {
                 for key in contendersBySlug[slug] ?? [] where key != owner && runs[key]?.completion != nil {
                     release(key, slug: slug)
                 }

@@ -6,7 +6,9 @@ public struct BridgeEngine: Sendable {
     public var filter: DeliveryFilter
     public internal(set) var runs: [RunKey: RunState] = [:]
     public internal(set) var sessions: [String: ActivitySession] = [:]
-    public internal(set) var history: RunHistory
+    /// The finished runs of the workflows seen lately; the rest is read from the provider passed
+    /// to `receive` when a run needs it.
+    public internal(set) var history: HistoryCache
     /// The card each run draws on, fixed when the run is first seen.
     public internal(set) var slugs: [RunKey: String] = [:]
     /// Runs done with their card: ended on it, or finished while another run held it.
@@ -40,15 +42,25 @@ public struct BridgeEngine: Sendable {
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
-        history: RunHistory = RunHistory()
+        historyCapacity: Int = HistoryCache.defaultCapacity
     ) {
         self.settings = settings
         self.filter = filter
-        self.history = history
+        self.history = HistoryCache(capacity: historyCapacity)
     }
 
-    /// Applies one decoded delivery received at `now`.
+    /// Applies one decoded delivery received at `now`, with no history but what this engine
+    /// recorded itself (tests and tools that feed a few runs).
     public mutating func receive(_ event: WebhookEvent, at now: UnixTime) -> DeliveryOutcome {
+        receive(event, at: now, history: RunHistory())
+    }
+
+    /// Applies one decoded delivery received at `now`; what the engine does not hold (a workflow's
+    /// finished runs, a run or card it let go of) is read from `provider`. When the provider
+    /// throws, nothing of the delivery has been applied to the run it names.
+    public mutating func receive<Provider: HistoryProvider>(
+        _ event: WebhookEvent, at now: UnixTime, history provider: Provider
+    ) throws(Provider.Failure) -> DeliveryOutcome {
         switch event {
         case .unsupported(let name):
             return .ignored(reason: "unsupported event \(name)")
@@ -71,7 +83,7 @@ public struct BridgeEngine: Sendable {
                 return .ignored(reason: reason)
             }
             let key = RunKey(repository: delivery.repository.fullName, runID: run.id, attempt: run.runAttempt)
-            update(key, repository: delivery.repository, at: now) { state in
+            try update(key, repository: delivery.repository, at: now, provider: provider) { state in
                 var changed = state.apply(run)
                 if run.status == .completed, state.completion?.source != .runEvent {
                     let recognizedAt = state.completion?.recognizedAt ?? now
@@ -94,26 +106,39 @@ public struct BridgeEngine: Sendable {
             }
             let job = delivery.job
             let key = RunKey(repository: delivery.repository.fullName, runID: job.runID, attempt: job.runAttempt)
+            try recall(key, from: provider)
             if let reason = filter.rejection(
                 repository: delivery.repository.fullName, workflow: job.workflowName ?? runs[key]?.workflowName,
                 branch: job.headBranch, event: runs[key]?.run?.event)
             {
                 return .ignored(reason: reason)
             }
-            update(key, repository: delivery.repository, at: now) { state in state.apply(delivery) }
+            try update(key, repository: delivery.repository, at: now, provider: provider) { state in
+                state.apply(delivery)
+            }
             return .applied(key)
         }
     }
 
     /// Creates the run on first sight, applies `change`, and keeps everything that follows from
     /// the run's state (history seed, card, completion record) in step.
-    private mutating func update(
-        _ key: RunKey, repository: Repository, at now: UnixTime, change: (inout RunState) -> Bool
-    ) {
-        if runs[key] == nil { arrivals.record(at: now) }
-        var state = runs[key] ?? newRun(key, repository: repository, at: now)
+    private mutating func update<Provider: HistoryProvider>(
+        _ key: RunKey, repository: Repository, at now: UnixTime, provider: Provider,
+        change: (inout RunState) -> Bool
+    ) throws(Provider.Failure) {
+        try recall(key, from: provider)
+        if runs[key] == nil {
+            arrivals.record(at: now)
+            changes.arrivalHours.insert(Int(now / 3_600))
+        }
+        var state: RunState
+        if let held = runs[key] {
+            state = held
+        } else {
+            state = try newRun(key, repository: repository, at: now, provider: provider)
+        }
         if change(&state) { state.lastChangeAt = now }
-        resolveHistory(&state)
+        try resolveHistory(&state, provider: provider)
         if state != runs[key] { changes.runs.insert(key) }
         for (id, job) in state.jobs where runs[key]?.jobs[id] != job { changes.jobs[key, default: []].insert(id) }
         runs[key] = state
@@ -125,8 +150,20 @@ public struct BridgeEngine: Sendable {
             slugs[key] = slug
             contendersBySlug[slug, default: []].insert(key)
         }
+        if sessions[slug] == nil, let card = try provider.storedCard(slug: slug) {
+            restore(session: card.session, floor: card.floor)
+        }
         if state.completion != nil { recordHistory(for: key) }
         reassignCards(slug)
+    }
+
+    /// Puts back a run the engine let go of, when storage has it: a late delivery then moves the
+    /// run as it stood, not a blank one.
+    private mutating func recall<Provider: HistoryProvider>(_ key: RunKey, from provider: Provider)
+        throws(Provider.Failure)
+    {
+        guard runs[key] == nil, let stored = try provider.storedRun(key) else { return }
+        restore(run: stored.state, slug: stored.slug, released: stored.released)
     }
 
     /// Puts back a run read from storage.
@@ -154,22 +191,46 @@ public struct BridgeEngine: Sendable {
         return changes
     }
 
-    /// Forgets runs that are done with their card and finished before `cutoff`: their history
-    /// stays, and storage keeps them for maintainers; the engine needs them no more.
-    public mutating func forget(finishedBefore cutoff: UnixTime) {
+    /// How long a run done with its card stays in memory after it finished: late deliveries
+    /// (a job's `completed` after the run's) usually come within seconds. Past it a delivery for
+    /// the run reads it back from the provider, so this is a cache policy, not a correctness one.
+    public static let finishedRunGrace: UnixTime = 60
+
+    /// Lets go of what the work in flight no longer needs, so memory follows it rather than
+    /// history: runs done with their card that finished `finishedRunGrace` before `now`, and ended
+    /// cards no run contends for that sent nothing in the last hour (the hourly cap counts that
+    /// hour). Storage keeps both; `receive` reads them back when a delivery needs them. Nothing
+    /// with changes not yet taken is let go of: those rows are not written yet.
+    public mutating func forget(at now: UnixTime) {
+        for (slug, session) in sessions {
+            guard session.phase == .ended, contendersBySlug[slug]?.isEmpty ?? true, !changes.slugs.contains(slug),
+                session.updates(inHourBefore: now).isEmpty
+            else { continue }
+            // An ended card has nothing to send: being due or dirty changes nothing for it.
+            dirtySlugs.remove(slug)
+            sessions[slug] = nil
+            progressFloors[slug] = nil
+            slugDue[slug] = nil
+            contendersBySlug[slug] = nil
+        }
         for (key, state) in runs {
-            guard released.contains(key), let completion = state.completion, completion.recognizedAt < cutoff,
-                let slug = slugs[key], sessions[slug]?.owner != key
+            guard released.contains(key), let completion = state.completion,
+                completion.recognizedAt < now - Self.finishedRunGrace, !changes.runs.contains(key),
+                changes.history[key] == nil, let slug = slugs[key], sessions[slug]?.owner != key
             else { continue }
             runs[key] = nil
             completionDue[key] = nil
             slugs[key] = nil
             contendersBySlug[slug]?.remove(key)
+            if contendersBySlug[slug]?.isEmpty == true { contendersBySlug[slug] = nil }
             released.remove(key)
         }
+        arrivals.prune(at: now)
     }
 
-    private func newRun(_ key: RunKey, repository: Repository, at now: UnixTime) -> RunState {
+    private func newRun<Provider: HistoryProvider>(
+        _ key: RunKey, repository: Repository, at now: UnixTime, provider: Provider
+    ) throws(Provider.Failure) -> RunState {
         var state = RunState(key: key, repository: repository, at: now)
         // A re-run carries the steps of the attempt before it; "re-run failed jobs" leaves the
         // successful ones as they were. Skipped ones are not complete: they were skipped because
@@ -181,7 +242,15 @@ public struct BridgeEngine: Sendable {
             candidate.repository == key.repository && candidate.runID == key.runID && candidate.attempt >= 1
                 && candidate.attempt < key.attempt
         }
-        if let earlier = earlierAttempts.max(by: { $0.key.attempt < $1.key.attempt })?.value {
+        // Storage holds the attempts the engine let go of; one the engine still holds is newer.
+        var earlier = earlierAttempts.max(by: { $0.key.attempt < $1.key.attempt })?.value
+        if key.attempt > 1,
+            let stored = try provider.latestAttempt(repository: key.repository, runID: key.runID, below: key.attempt),
+            runs[stored.key] == nil, stored.key.attempt > earlier?.key.attempt ?? 0
+        {
+            earlier = stored
+        }
+        if let earlier {
             state.inherited = StepPlanner.plan(for: earlier).groups.map { group in
                 InheritedGroup(
                     name: group.name, orderKey: group.orderKey, jobCount: group.totalJobCount,
@@ -196,8 +265,11 @@ public struct BridgeEngine: Sendable {
     }
 
     /// Seeds the run's shape and estimates from history once its workflow is known.
-    private func resolveHistory(_ state: inout RunState) {
+    private mutating func resolveHistory<Provider: HistoryProvider>(_ state: inout RunState, provider: Provider)
+        throws(Provider.Failure)
+    {
         guard !state.historyResolved, let workflow = state.workflowName else { return }
+        let history = try workflowHistory(repository: state.key.repository, workflow: workflow, provider: provider)
         state.historyResolved = true
         state.seed = history.seed(
             repository: state.key.repository, workflow: workflow, branch: state.headBranch,
@@ -206,22 +278,41 @@ public struct BridgeEngine: Sendable {
             repository: state.key.repository, workflow: workflow, excluding: state.key.runID)
     }
 
+    /// A workflow's finished runs: from the cache, else from the provider with the runs recorded
+    /// since the last `takeChanges()` laid over them (storage has not seen those yet).
+    private mutating func workflowHistory<Provider: HistoryProvider>(
+        repository: String, workflow: String, provider: Provider
+    ) throws(Provider.Failure) -> RunHistory {
+        let entry = HistoryCache.Workflow(repository: repository, name: workflow)
+        if let held = history.lookup(entry) { return held }
+        var loaded = RunHistory(summaries: try provider.finishedRuns(repository: repository, workflow: workflow))
+        for summary in changes.history.values where summary.key.repository == repository && summary.workflow == workflow
+        {
+            loaded.record(summary)
+        }
+        history.store(loaded, for: entry)
+        return loaded
+    }
+
     /// Records (or refreshes) a finished run in history: what later runs are seeded and weighted by.
     mutating func recordHistory(for key: RunKey) {
         guard let state = runs[key], let completion = state.completion, let workflow = state.workflowName else {
             return
         }
         let groups = StepPlanner.plan(for: state).groups.filter { $0.origin != .seeded }
-        changes.history.insert(key)
-        history.record(
-            RunSummary(
-                key: key, workflow: workflow, branch: state.headBranch, conclusion: completion.conclusion,
-                finishedAt: state.run?.updatedAt ?? completion.recognizedAt,
-                groups: groups.map { group in
-                    GroupSummary(
-                        name: group.name, jobCount: group.totalJobCount,
-                        duration: group.jobs.compactMap(\.runDuration).max())
-                }))
+        // A run that finished before any job showed has no shape to lend; storage could not keep
+        // it either (history is stored a row per step).
+        guard !groups.isEmpty else { return }
+        let summary = RunSummary(
+            key: key, workflow: workflow, branch: state.headBranch, conclusion: completion.conclusion,
+            finishedAt: state.run?.updatedAt ?? completion.recognizedAt,
+            groups: groups.map { group in
+                GroupSummary(
+                    name: group.name, jobCount: group.totalJobCount,
+                    duration: group.jobs.compactMap(\.runDuration).max())
+            })
+        changes.history[key] = summary
+        history.recordIfHeld(summary)
     }
 }
 
@@ -237,13 +328,18 @@ public struct ProgressFloor: Sendable, Equatable, Codable {
 public struct EngineChanges: Sendable, Equatable {
     public var runs: Set<RunKey> = []
     public var slugs: Set<String> = []
-    public var history: Set<RunKey> = []
+    /// Runs that finished (or finished again), as history now summarises them.
+    public var history: [RunKey: RunSummary] = [:]
     /// The jobs (by id) whose records changed, per run: only those rows are written.
     public var jobs: [RunKey: Set<Int>] = [:]
     /// The dispatch gate changed.
     public var gate = false
+    /// Hours (seconds since 1970 / 3600) whose count of new runs changed (`RunArrivals`).
+    public var arrivalHours: Set<Int> = []
 
     public init() {}
 
-    public var isEmpty: Bool { runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate }
+    public var isEmpty: Bool {
+        runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate && arrivalHours.isEmpty
+    }
 }

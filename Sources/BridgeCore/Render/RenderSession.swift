@@ -21,6 +21,9 @@ public struct RenderSession: Sendable {
     }
 
     public private(set) var engine: BridgeEngine
+    /// Every run finished so far, as the daemon's store would hold it: the history provider the
+    /// engine reads a workflow's runs from when its cache does not hold them.
+    public private(set) var archive = RunHistory()
     public private(set) var clock: UnixTime = 0
     public private(set) var outcomes: [DeliveryOutcome] = []
     /// With `logsDecisions`, the reconciler's last word on each card at each moment the clock
@@ -53,7 +56,7 @@ public struct RenderSession: Sendable {
         let time = max(clock, received)
         var output = runTimers(until: time)
         clock = time
-        outcomes.append(engine.receive(event, at: time))
+        outcomes.append(engine.receive(event, at: time, history: archive))
         output += flush()
         let settings = engine.settings
         horizon = max(
@@ -77,11 +80,17 @@ public struct RenderSession: Sendable {
         return output
     }
 
+    /// Takes the engine's changes as the daemon's store would: the runs that finished go to the
+    /// archive, where the engine reads them back.
+    private mutating func archiveChanges() {
+        for summary in engine.takeChanges().history.values.sorted(by: { $0.key < $1.key }) { archive.record(summary) }
+    }
+
     /// At most this many timers fire between two deliveries (64 hours of heartbeats at the default
     /// stale TTL, more than any recorded gap). The end frame, grace period and throttle windows come
     /// within a few; past them only heartbeats are left, and a payload timestamp centuries ahead had
     /// the simulation send every heartbeat in between: `render` hung on one delivery.
-    static let maximumTimersPerGap = 256
+    public static let maximumTimersPerGap = 256
 
     private mutating func runTimers(until limit: UnixTime) -> [Output] {
         var output: [Output] = []
@@ -99,6 +108,7 @@ public struct RenderSession: Sendable {
     private mutating func flush() -> [Output] {
         var output: [Output] = []
         engine.advance(to: clock)
+        defer { archiveChanges() }
         var progressing = true
         // A reconciler that converges sends a handful of requests per slug at one instant; the cap
         // turns a bug that would not converge into visible output instead of a hang.

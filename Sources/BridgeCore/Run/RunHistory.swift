@@ -64,3 +64,19 @@ public struct RunHistory: Sendable, Equatable {
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 }
+
+/// `render` and the tests: the finished runs played so far are the whole history, and nothing is
+/// ever let go of, so there are no stored runs or cards to look up.
+extension RunHistory: HistoryProvider {
+    public typealias Failure = Never
+
+    public func finishedRuns(repository: String, workflow: String) -> [RunSummary] {
+        summaries.filter { $0.key.repository == repository && $0.workflow == workflow }
+    }
+
+    public func storedRun(_ key: RunKey) -> StoredRunState? { nil }
+
+    public func latestAttempt(repository: String, runID: Int, below attempt: Int) -> RunState? { nil }
+
+    public func storedCard(slug: String) -> StoredCardState? { nil }
+}

@@ -96,9 +96,15 @@ public final class BridgeDatabase {
             try saveRun(
                 state, slug: slug, released: engine.released.contains(key), jobs: changes.jobs[key] ?? [], at: now)
         }
-        for key in changes.history.sorted() {
-            guard let summary = engine.history.summaries.last(where: { $0.key == key }) else { continue }
-            try saveHistory(summary)
+        for key in changes.history.keys.sorted() {
+            if let summary = changes.history[key] { try saveHistory(summary) }
+        }
+        for hour in changes.arrivalHours.sorted() {
+            try connection.run(
+                """
+                INSERT INTO run_arrivals (hour, runs) VALUES (?, ?)
+                ON CONFLICT (hour) DO UPDATE SET runs = excluded.runs
+                """, [.integer(Int64(hour)), .integer(Int64(engine.arrivals.perHour[hour] ?? 0))])
         }
         if changes.gate {
             try connection.run(
@@ -231,70 +237,46 @@ public final class BridgeDatabase {
 
     // MARK: Restart
 
-    /// The engine as storage left it: runs still drawing (and those finished within `keepFinished`
-    /// seconds, for re-run inheritance), every card, and recent history.
+    /// The engine as storage left it, reading only the work in flight: runs not done with their
+    /// card (through the partial index `runs_in_flight`), cards not ended, the dispatch gate and
+    /// the arrivals of the last 14 days (at most 336 rows). Finished runs, ended cards and history
+    /// are read when a delivery needs them (`StoreHistory`), so a start costs the same after a
+    /// year as after a day.
     public func loadEngine(
-        settings: ActivitySettings, filter: DeliveryFilter, at now: UnixTime, keepFinished: Double = 7 * 86_400
+        settings: ActivitySettings, filter: DeliveryFilter, at now: UnixTime,
+        historyCapacity: Int = HistoryCache.defaultCapacity
     ) throws -> BridgeEngine {
-        var engine = BridgeEngine(settings: settings, filter: filter, history: try loadHistory())
-        let runs = try connection.query(
-            "SELECT state, slug, released FROM runs WHERE released = 0 OR updated_at >= ?", [.real(now - keepFinished)]
-        ) { row in (row.string(0) ?? "", row.string(1) ?? "", row.int(2) == 1) }
-        for (state, slug, released) in runs {
-            engine.restore(run: try decode(RunState.self, state), slug: slug, released: released)
+        var engine = BridgeEngine(settings: settings, filter: filter, historyCapacity: historyCapacity)
+        let runs = try connection.query("SELECT state, slug FROM runs WHERE released = 0", []) { row in
+            (row.string(0) ?? "", row.string(1) ?? "")
         }
-        let cards = try connection.query("SELECT session, progress_floor FROM activities", []) { row in
-            (row.string(0) ?? "", row.string(1))
+        for (state, slug) in runs {
+            engine.restore(run: try decode(RunState.self, state), slug: slug, released: false)
         }
+        let cards = try connection.query(
+            "SELECT session, progress_floor FROM activities WHERE phase != 'ended'", []
+        ) { row in (row.string(0) ?? "", row.string(1)) }
+        let history = StoreHistory(self)
         for (session, floor) in cards {
-            engine.restore(
-                session: try decode(ActivitySession.self, session),
-                floor: try floor.map { try decode(ProgressFloor.self, $0) })
+            let session = try decode(ActivitySession.self, session)
+            engine.restore(session: session, floor: try floor.map { try decode(ProgressFloor.self, $0) })
+            // A card's owner is in flight while the card is; read it should storage say otherwise.
+            if let owner = session.owner, engine.runs[owner] == nil, let stored = try history.storedRun(owner) {
+                engine.restore(run: stored.state, slug: stored.slug, released: stored.released)
+            }
         }
         if let gate = try connection.queryOne(
             "SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" })
         {
             engine.gate = try decode(DispatchGate.self, gate)
         }
-        // The budget planner's forecast: runs first seen per hour over the last 14 days (through
-        // the updated_at index: a run first seen since then was updated since then too).
-        let since = now - RunArrivals.window
+        // The budget planner's forecast: runs first seen per hour over the last 14 days.
         let hours = try connection.query(
-            """
-            SELECT CAST(first_seen_at / 3600 AS INTEGER), count(*) FROM runs
-            WHERE updated_at >= ? AND first_seen_at >= ? GROUP BY 1
-            """, [.real(since), .real(since)]
+            "SELECT hour, runs FROM run_arrivals WHERE hour >= ?", [.integer(Int64((now - RunArrivals.window) / 3_600))]
         ) { row in (row.int(0) ?? 0, row.int(1) ?? 0) }
         for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }
         _ = engine.takeChanges()
         return engine
-    }
-
-    func loadHistory() throws -> RunHistory {
-        let rows = try connection.query(
-            """
-            SELECT repository, run_id, attempt, workflow, branch, conclusion, finished_at, step, job_count, duration
-            FROM step_history ORDER BY finished_at, repository, run_id, attempt, position
-            """
-        ) { row in
-            (
-                RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1),
-                row.string(3) ?? "", row.string(4), row.string(5) ?? "", row.double(6) ?? 0,
-                GroupSummary(name: row.string(7) ?? "", jobCount: row.int(8) ?? 0, duration: row.double(9))
-            )
-        }
-        var summaries: [RunKey: RunSummary] = [:]
-        var order: [RunKey] = []
-        for (key, workflow, branch, conclusion, finishedAt, group) in rows {
-            if summaries[key] == nil {
-                order.append(key)
-                summaries[key] = RunSummary(
-                    key: key, workflow: workflow, branch: branch, conclusion: conclusion, finishedAt: finishedAt,
-                    groups: [])
-            }
-            summaries[key]?.groups.append(group)
-        }
-        return RunHistory(summaries: order.compactMap { summaries[$0] })
     }
 
     // MARK: Retention

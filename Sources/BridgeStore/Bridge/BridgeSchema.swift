@@ -130,5 +130,21 @@ public enum BridgeSchema {
             sql: """
                 CREATE INDEX pushes_by_time ON pushes (sent_at);
                 """),
+        Migration(
+            name: "read only the work in flight at start: unreleased runs, new runs per hour, recent history",
+            sql: """
+                CREATE INDEX runs_in_flight ON runs (repository, run_id, attempt) WHERE released = 0;
+                CREATE INDEX step_history_recent
+                    ON step_history (repository, workflow, position, finished_at, run_id, attempt);
+                CREATE TABLE run_arrivals (
+                    hour INTEGER PRIMARY KEY NOT NULL,
+                    runs INTEGER NOT NULL CHECK (runs >= 0)
+                );
+                INSERT INTO run_arrivals (hour, runs)
+                    SELECT CAST(first_seen_at / 3600 AS INTEGER), count(*) FROM runs
+                    WHERE updated_at >= CAST(strftime('%s', 'now') AS REAL) - 14 * 86400
+                        AND first_seen_at >= CAST(strftime('%s', 'now') AS REAL) - 14 * 86400
+                    GROUP BY 1;
+                """),
     ]
 }
