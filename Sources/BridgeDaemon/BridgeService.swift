@@ -419,6 +419,8 @@ public actor BridgeService {
     /// them and a delivery that needs one reads it back, so memory follows the work in flight.
     public func forgetFinished(at now: UnixTime) {
         engine.forget(at: now)
+        // Abandoned runs were released: written now, let go of on the next pass.
+        persistChanges(at: now)
     }
 
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.

@@ -90,4 +90,31 @@ struct BoundedMemoryTests {
         #expect(engine.history.count <= 8)
         #expect(engine.contendersBySlug.count <= 10)
     }
+
+    @Test("a run silent for longer than GitHub lets a run last is released, written, then let go of")
+    func abandonedRunsAreReleased() {
+        var engine = BridgeEngine(settings: .pushingEveryChange)
+        let start: UnixTime = 1_700_000_000
+        let lost = RunScript(runID: 1, start: start, firstJobID: 100)
+        let later = RunScript(runID: 2, start: start + 600, firstJobID: 200)
+        _ = engine.receive(lost.run("requested", at: 0), at: start)
+        _ = engine.receive(lost.job(100, "build", "queued", createdAt: 1), at: start + 1)
+        _ = engine.receive(later.run("requested", at: 0), at: start + 600)
+        _ = engine.receive(later.job(200, "build", "in_progress", createdAt: 1, startedAt: 2), at: start + 602)
+        let lostKey = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
+        let laterKey = RunKey(repository: "acme/widgets", runID: 2, attempt: 1)
+        _ = engine.takeChanges()
+
+        engine.forget(at: start + 30 * 86_400)
+        #expect(engine.runs[lostKey] != nil)
+        #expect(!engine.released.contains(lostKey))
+
+        engine.forget(at: start + 36 * 86_400)
+        #expect(engine.released.contains(lostKey))
+        #expect(engine.takeChanges().runs.contains(lostKey))
+        engine.forget(at: start + 36 * 86_400)
+        #expect(engine.runs[lostKey] == nil)
+        // The card's owner stays, silent or not: its card decides when it is done.
+        #expect(engine.runs[laterKey] != nil)
+    }
 }

@@ -196,11 +196,15 @@ public struct BridgeEngine: Sendable {
     /// the run reads it back from the provider, so this is a cache policy, not a correctness one.
     public static let finishedRunGrace: UnixTime = 60
 
+    /// GitHub cancels a workflow run that reaches 35 days.
+    public static let abandonedAfter: UnixTime = 35 * 86_400
+
     /// Lets go of what the work in flight no longer needs, so memory follows it rather than
     /// history: runs done with their card that finished `finishedRunGrace` before `now`, and ended
     /// cards no run contends for that sent nothing in the last hour (the hourly cap counts that
-    /// hour). Storage keeps both; `receive` reads them back when a delivery needs them. Nothing
-    /// with changes not yet taken is let go of: those rows are not written yet.
+    /// hour), and runs silent past `abandonedAfter`, which are released first. Storage keeps all
+    /// of it; `receive` reads it back when a delivery needs it. Nothing with changes not yet taken
+    /// is let go of: those rows are not written yet.
     public mutating func forget(at now: UnixTime) {
         for (slug, session) in sessions {
             guard session.phase == .ended, contendersBySlug[slug]?.isEmpty ?? true, !changes.slugs.contains(slug),
@@ -213,9 +217,16 @@ public struct BridgeEngine: Sendable {
             slugDue[slug] = nil
             contendersBySlug[slug] = nil
         }
+        // A run silent for longer than GitHub lets a run last lost its last deliveries and will
+        // never change: done with its card (written as released, so a start skips it), then let go.
+        for (key, state) in runs
+        where state.completion == nil && state.lastChangeAt < now - Self.abandonedAfter && !released.contains(key) {
+            guard let slug = slugs[key], sessions[slug]?.owner != key else { continue }
+            release(key, slug: slug)
+        }
         for (key, state) in runs {
-            guard released.contains(key), let completion = state.completion,
-                completion.recognizedAt < now - Self.finishedRunGrace, !changes.runs.contains(key),
+            let finishedAt = state.completion?.recognizedAt ?? (state.lastChangeAt + Self.abandonedAfter)
+            guard released.contains(key), finishedAt < now - Self.finishedRunGrace, !changes.runs.contains(key),
                 changes.history[key] == nil, let slug = slugs[key], sessions[slug]?.owner != key
             else { continue }
             runs[key] = nil
