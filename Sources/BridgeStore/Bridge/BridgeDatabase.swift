@@ -12,8 +12,12 @@ public final class BridgeDatabase {
     private let encoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
-    /// Opens (creating and migrating when `readOnly` is false) the database at `path`.
-    public init(path: String, readOnly: Bool = false) throws(StoreOpenError) {
+    /// Opens (creating and migrating when `readOnly` is false) the database at `path`. `progress`
+    /// hears of each migration applied (see `MigrationRunner.migrate`). A new database is set to
+    /// `auto_vacuum = INCREMENTAL` before its first table (see `enableIncrementalVacuumIfEmpty`).
+    public init(
+        path: String, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(StoreOpenError) {
         self.path = path
         do {
             connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite)
@@ -23,7 +27,8 @@ public final class BridgeDatabase {
         if readOnly {
             try MigrationRunner.checkReadable(connection, BridgeSchema.migrations)
         } else {
-            try MigrationRunner.migrate(connection, BridgeSchema.migrations)
+            try Self.enableIncrementalVacuumIfEmpty(connection)
+            try MigrationRunner.migrate(connection, BridgeSchema.migrations, progress: progress)
         }
     }
 
