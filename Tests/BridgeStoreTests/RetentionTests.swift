@@ -407,6 +407,12 @@ struct RetentionTests {
             }
             #expect(plan.contains { $0.contains("USING") }, "\(sql): \(plan)")
         }
+        // Payloads are found among the rows that still have one, not among every old delivery.
+        let payloads = try #require(BridgeDatabase.retentionStatements.first { $0.contains("SET payload = NULL") })
+        let plan = try database.connection.query("EXPLAIN QUERY PLAN " + payloads, [.null, .null]) {
+            $0.string(3) ?? ""
+        }
+        #expect(plan.contains { $0.contains("deliveries_with_payload") }, "\(plan)")
     }
 
     // MARK: Migration

@@ -12,7 +12,7 @@ import Foundation
 extension BridgeDatabase {
     /// Rows (runs, for runs and step history) one statement or batch removes at most: a batch
     /// then takes a few milliseconds, about as long as one ingest group.
-    public static let retentionBatchSize = 500
+    public static let retentionBatchSize = 200
 
     /// Free space kept in the file rather than given back: what the next ten minutes of
     /// deliveries would otherwise have to grow the file for. Steady state reuses freed pages, so
@@ -271,6 +271,12 @@ extension BridgeDatabase {
 
     // MARK: Statements
 
+    // Through `deliveries_with_payload`: the rows whose payload is already gone (most of the
+    // deliveries retention keeps) are not walked again by every batch.
+    static let prunePayloadsSQL = """
+        UPDATE deliveries SET payload = NULL WHERE rowid IN (
+            SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL LIMIT ?)
+        """
     static let deleteDeliveriesSQL = """
         DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE received_at < ? LIMIT ?)
         """
@@ -304,7 +310,7 @@ extension BridgeDatabase {
     /// Every statement pruning runs against a table that grows, for the test that reads their
     /// query plans: none may scan a table.
     public static let retentionStatements = [
-        deleteDeliveriesSQL, prunableRunsSQL, deleteRunPushesSQL, deleteRunSQL, deleteActivitiesSQL,
+        prunePayloadsSQL, deleteDeliveriesSQL, prunableRunsSQL, deleteRunPushesSQL, deleteRunSQL, deleteActivitiesSQL,
         stepHistoryCandidatesSQL, newerRunsOfBranchSQL, deleteStepHistoryRunSQL,
     ]
 }

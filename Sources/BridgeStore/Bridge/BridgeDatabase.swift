@@ -307,12 +307,7 @@ public final class BridgeDatabase {
     /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
     @discardableResult
     public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
-        try connection.run(
-            """
-            UPDATE deliveries SET payload = NULL WHERE rowid IN (
-                SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL LIMIT ?)
-            """,
-            [.real(cutoff), .integer(Int64(limit))])
+        try connection.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
         return connection.changes
     }
 

@@ -132,10 +132,12 @@ public enum BridgeSchema {
                 """),
         // Indexes only (a pass over each table, no rewrite) and two small tables: bounded time on a
         // database with a year of rows. The partial indexes hold just the rows pruning looks at: finished
-        // runs, ended cards, and one entry per finished run in step history (its first step).
+        // payloads still kept, finished runs, ended cards, and one entry per finished run in step history
+        // (its first step).
         Migration(
             name: "prune by age through indexes, and remember what retention removed",
             sql: """
+                CREATE INDEX deliveries_with_payload ON deliveries (received_at) WHERE payload IS NOT NULL;
                 CREATE INDEX runs_released_by_update ON runs (updated_at) WHERE released = 1;
                 CREATE INDEX activities_ended_by_update ON activities (updated_at) WHERE phase = 'ended';
                 CREATE INDEX step_history_runs_by_age ON step_history (finished_at) WHERE position = 0;
