@@ -17,6 +17,10 @@ public actor BridgeService {
     private var needsReload = false
     /// The budget level last written to the log, so a change is logged once.
     private var levelLogged: Fidelity?
+    /// The retention pass under way: what it removed so far, and where the step-history scan stands.
+    private var retentionPass = RetentionPass()
+    /// True between a pass's first batch and its last.
+    private var retentionPassUnderway = false
     private let configuration: BridgeConfiguration
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -543,15 +547,44 @@ public actor BridgeService {
         }
     }
 
-    /// Drops raw payloads past retention and forgets runs long finished, in small batches so
-    /// ingress never waits long behind it.
-    public func pruneRetention(at now: UnixTime) {
+    /// Runs one retention batch per table (payloads, deliveries, finished runs, ended cards, step
+    /// history, then free pages) and returns whether anything is left. Each call is one job on the
+    /// store's queue, so the caller calling again while work is left interleaves with ingest groups
+    /// instead of holding the store for a whole pass. The pass's counts go to one log line when it
+    /// is done; a failure is logged and the pass tried again at the next period.
+    @discardableResult
+    public func pruneRetention(at now: UnixTime) -> Bool {
+        retentionPassUnderway = true
         do {
-            let pruned = try database.prunePayloads(
-                receivedBefore: now - Double(configuration.payloadRetention), limit: 500)
-            if pruned > 0 { logger.info("dropped payloads past retention", ["count": .number(Double(pruned))]) }
+            let more = try database.pruneRetention(
+                &retentionPass, settings: configuration.retention, payloadRetention: configuration.payloadRetention,
+                at: now)
+            if !more { finishRetentionPass() }
+            return more
         } catch {
             logger.warning("retention pruning failed; it runs again later", ["error": .string("\(error)")])
+            finishRetentionPass()
+            return false
         }
+    }
+
+    /// Logs what the pass removed (at info when it removed anything) and starts counting afresh.
+    private func finishRetentionPass() {
+        let pass = retentionPass
+        let metadata: [String: JSONValue] = [
+            "retention.payloads": .number(Double(pass.payloads)),
+            "retention.deliveries": .number(Double(pass.deliveries)),
+            "retention.runs": .number(Double(pass.runs)),
+            "retention.activities": .number(Double(pass.activities)),
+            "retention.step_history_runs": .number(Double(pass.stepHistoryRuns)),
+            "retention.pages_released": .number(Double(pass.pagesReleased)),
+        ]
+        if pass.removedAnything {
+            logger.info("retention pass done", metadata)
+        } else {
+            logger.debug("retention pass done: nothing past retention", metadata)
+        }
+        retentionPass.startNext()
+        retentionPassUnderway = false
     }
 }

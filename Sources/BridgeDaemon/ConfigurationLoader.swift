@@ -212,6 +212,13 @@ public enum ConfigurationLoader {
                 "scope": .string(activity.scope.rawValue), "icon": .string(activity.icon),
                 "step_colors": .bool(activity.stepColors), "completion_grace": .number(activity.completionGrace),
             ],
+            "retention": [
+                "deliveries": .number(Double(configuration.retention.deliveries)),
+                "runs": .number(Double(configuration.retention.runs)),
+                "activities": .number(Double(configuration.retention.activities)),
+                "step_history": .number(Double(configuration.retention.stepHistory)),
+                "step_history_kept_per_branch": .number(Double(RetentionSettings.stepHistoryKeptPerBranch)),
+            ],
             "filters": [
                 "repositories": rule(configuration.filter.repositories),
                 "workflows": rule(configuration.filter.workflows),

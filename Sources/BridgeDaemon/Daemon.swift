@@ -28,7 +28,18 @@ public final class Daemon: @unchecked Sendable {
         try FileManager.default.createDirectory(
             at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
-        let database = try BridgeDatabase(path: configuration.database)
+        let database = try BridgeDatabase(path: configuration.database) { progress in
+            var metadata: [String: JSONValue] = [
+                "migration.name": .string(progress.name), "migration.version": .number(Double(progress.version)),
+                "migration.total": .number(Double(progress.total)),
+            ]
+            if let elapsed = progress.elapsed {
+                metadata["migration.seconds"] = .number((elapsed * 1_000).rounded() / 1_000)
+                logger.notice("applied a schema migration", metadata)
+            } else {
+                logger.notice("applying a schema migration", metadata)
+            }
+        }
         // Checkpoints copy the WAL into the database file and sync it: on their own thread, so a
         // delivery's commit never waits for one.
         checkpointer = try database.startCheckpointer { message in
@@ -80,7 +91,12 @@ public final class Daemon: @unchecked Sendable {
                 // pruning shares the store's queue with them.
                 try? await Task.sleep(for: .seconds(60))
                 while !Task.isCancelled {
-                    await service.pruneRetention(at: Date().timeIntervalSince1970)
+                    // One batch per call while work is left; the pause lets the ingest groups queued
+                    // meanwhile go first, so a backlog (the first pass after an upgrade) never holds
+                    // the store for long.
+                    while !Task.isCancelled, await service.pruneRetention(at: Date().timeIntervalSince1970) {
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
                     try? await Task.sleep(for: .seconds(600))
                 }
             })
@@ -221,6 +237,9 @@ public final class Daemon: @unchecked Sendable {
             needsRestart.append("pushward")
         }
         if new.activity != configuration.activity { needsRestart.append("activity settings") }
+        if new.retention != configuration.retention || new.payloadRetention != configuration.payloadRetention {
+            needsRestart.append("retention")
+        }
         logger.notice(
             "reloaded the configuration",
             [

@@ -55,20 +55,26 @@ enum ExplainCommand {
         return RunsCommand.withDatabase(parsed) { database in
             let attempts = try database.runAttempts(runID: runID)
             guard !attempts.isEmpty else {
-                CLI.error("no run \(runID) recorded")
+                CLI.error(try RunsCommand.notRecorded(runID, database))
                 return .failure
             }
+            let deliveriesMark = try database.retentionMark("deliveries")
             var sentences: [String] = []
             for stored in attempts {
                 let card = try database.card(slug: stored.slug)
-                sentences += RunExplanation.sentences(
+                let deliveries = try database.listDeliveries(run: stored.state.key, limit: 1_000, includePayload: true)
+                var explained = RunExplanation.sentences(
                     RunExplanation.Facts(
                         run: stored, card: card?.card, acknowledged: card?.acknowledged,
-                        pushes: try database.pushes(for: stored.state.key),
-                        deliveries: try database.listDeliveries(
-                            run: stored.state.key, limit: 1_000, includePayload: true),
-                        settings: settings
+                        pushes: try database.pushes(for: stored.state.key), deliveries: deliveries, settings: settings
                     ))
+                // Right after the sentence that names the run: what follows is read knowing it.
+                if let notice = RetentionNotice.prunedDeliveries(
+                    stored, remaining: deliveries.count, mark: deliveriesMark)
+                {
+                    explained.insert(notice, at: min(1, explained.count))
+                }
+                sentences += explained
             }
             output(sentences, json: json)
             return .success

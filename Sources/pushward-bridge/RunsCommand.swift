@@ -102,9 +102,10 @@ enum RunsCommand {
     static func show(_ database: BridgeDatabase, runID: Int, json: Bool, options: TextOptions) throws -> ExitCode {
         let attempts = try database.runAttempts(runID: runID)
         guard !attempts.isEmpty else {
-            CLI.error("no run \(runID) recorded")
+            CLI.error(try notRecorded(runID, database))
             return .failure
         }
+        let deliveriesMark = try database.retentionMark("deliveries")
         var documents: [JSONValue] = []
         var text = ""
         for stored in attempts {
@@ -116,10 +117,18 @@ enum RunsCommand {
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
             let desired = ownsCard ? card?.card.desired : nil
             let acknowledged = ownsCard ? card?.acknowledged : nil
-            documents.append(
-                RunDocument.attempt(
-                    stored, plan: plan, ownsCard: ownsCard, phase: card?.card.session.phase, desired: desired,
-                    acknowledged: acknowledged, pushes: pushes, deliveries: deliveries))
+            var document = RunDocument.attempt(
+                stored, plan: plan, ownsCard: ownsCard, phase: card?.card.session.phase, desired: desired,
+                acknowledged: acknowledged, pushes: pushes, deliveries: deliveries)
+            if let notice = RetentionNotice.prunedDeliveries(
+                stored, remaining: deliveries.count, mark: deliveriesMark),
+                case .object(var object) = document
+            {
+                object["retention"] = .string(notice)
+                document = .object(object)
+                text += "note: \(notice)\n"
+            }
+            documents.append(document)
             text += describe(
                 stored, plan: plan, ownsCard: ownsCard, session: card?.card.session, desired: desired,
                 acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, options: options)
@@ -130,6 +139,13 @@ enum RunsCommand {
             print(text, terminator: "")
         }
         return .success
+    }
+
+    /// What to say about a run id with no row: that retention pruned it, when some repository's
+    /// pruned runs reach that id, else that it was never recorded.
+    static func notRecorded(_ runID: Int, _ database: BridgeDatabase) throws -> String {
+        RetentionNotice.prunedRun(runID, marks: try database.prunedRunMarks(coveringRunID: runID))
+            ?? "no run \(runID) recorded"
     }
 
     static func describe(

@@ -50,6 +50,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
     public var pushwardBudget: Budget = .auto
     public var filter = DeliveryFilter()
+    /// How long rows are kept once nothing in flight needs them (the `retention` section).
+    public var retention = RetentionSettings()
 
     public init() {}
 
@@ -144,6 +146,33 @@ public struct BridgeConfiguration: Sendable, Equatable {
             activity.completionGrace =
                 try section.duration("completion_grace").map(Double.init) ?? activity.completionGrace
             try section.finish()
+        }
+        if var section = try reader.section("retention") {
+            let range = RetentionSettings.minimumOther...RetentionSettings.maximum
+            retention.deliveries =
+                try section.duration("deliveries", in: range) ?? max(retention.deliveries, payloadRetention)
+            // A payload lives in its delivery's row: a shorter row retention would drop it early.
+            if retention.deliveries < payloadRetention {
+                throw ConfigurationError(
+                    key: "retention.deliveries",
+                    problem: "\(DurationText.text(retention.deliveries)) is shorter than github.payload_retention "
+                        + "(\(DurationText.text(payloadRetention))): a payload is kept in its delivery's row and "
+                        + "would go with it; make it at least as long")
+            }
+            retention.runs = try section.duration("runs", in: range) ?? retention.runs
+            if retention.runs < RetentionSettings.minimumRuns {
+                throw ConfigurationError(
+                    key: "retention.runs",
+                    problem: "must be at least \(DurationText.text(RetentionSettings.minimumRuns)): the status "
+                        + "page's month chart counts the budget period's requests (up to 31 days) from the runs' "
+                        + "pushes")
+            }
+            retention.activities = try section.duration("activities", in: range) ?? retention.activities
+            retention.stepHistory = try section.duration("step_history", in: range) ?? retention.stepHistory
+            try section.finish()
+        } else {
+            // Unset, it follows a longer payload retention rather than refusing it.
+            retention.deliveries = max(retention.deliveries, payloadRetention)
         }
         if var filters = try reader.section("filters") {
             filter.repositories = try filters.rule("repositories") ?? filter.repositories

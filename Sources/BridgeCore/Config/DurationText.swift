@@ -30,4 +30,17 @@ public enum DurationText {
         }
         return sawUnit && digits.isEmpty ? total : nil
     }
+
+    /// `seconds` written back the way configuration writes durations: `"45d"`, `"1d12h"`,
+    /// `"90s"` becomes `"1m30s"`; `"0s"` for zero. For messages that quote a setting.
+    public static func text(_ seconds: Int) -> String {
+        guard seconds > 0 else { return "0s" }
+        var rest = seconds
+        var text = ""
+        for (unit, suffix) in [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")] where rest >= unit {
+            text += "\(rest / unit)\(suffix)"
+            rest %= unit
+        }
+        return text
+    }
 }

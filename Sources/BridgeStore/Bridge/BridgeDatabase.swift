@@ -12,8 +12,12 @@ public final class BridgeDatabase {
     private let encoder = StreamingJSONEncoder()
     private let decoder = JSONDecoder()
 
-    /// Opens (creating and migrating when `readOnly` is false) the database at `path`.
-    public init(path: String, readOnly: Bool = false) throws(StoreOpenError) {
+    /// Opens (creating and migrating when `readOnly` is false) the database at `path`. `progress`
+    /// hears of each migration applied (see `MigrationRunner.migrate`). A new database is set to
+    /// `auto_vacuum = INCREMENTAL` before its first table (see `enableIncrementalVacuumIfEmpty`).
+    public init(
+        path: String, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(StoreOpenError) {
         self.path = path
         do {
             connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite)
@@ -23,7 +27,8 @@ public final class BridgeDatabase {
         if readOnly {
             try MigrationRunner.checkReadable(connection, BridgeSchema.migrations)
         } else {
-            try MigrationRunner.migrate(connection, BridgeSchema.migrations)
+            try Self.enableIncrementalVacuumIfEmpty(connection)
+            try MigrationRunner.migrate(connection, BridgeSchema.migrations, progress: progress)
         }
     }
 
@@ -284,12 +289,7 @@ public final class BridgeDatabase {
     /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
     @discardableResult
     public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
-        try connection.run(
-            """
-            UPDATE deliveries SET payload = NULL WHERE rowid IN (
-                SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL LIMIT ?)
-            """,
-            [.real(cutoff), .integer(Int64(limit))])
+        try connection.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
         return connection.changes
     }
 

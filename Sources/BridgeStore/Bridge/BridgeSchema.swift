@@ -146,5 +146,33 @@ public enum BridgeSchema {
                         AND first_seen_at >= CAST(strftime('%s', 'now') AS REAL) - 14 * 86400
                     GROUP BY 1;
                 """),
+        // Indexes only (a pass over each table, no rewrite) and two small tables: bounded time on a
+        // database with a year of rows. The partial indexes hold just the rows pruning looks at: finished
+        // payloads still kept, finished runs, ended cards, and one entry per finished run in step history
+        // (its first step).
+        Migration(
+            name: "prune by age through indexes, and remember what retention removed",
+            sql: """
+                CREATE INDEX deliveries_with_payload ON deliveries (received_at) WHERE payload IS NOT NULL;
+                CREATE INDEX runs_released_by_update ON runs (updated_at) WHERE released = 1;
+                CREATE INDEX activities_ended_by_update ON activities (updated_at) WHERE phase = 'ended';
+                CREATE INDEX step_history_runs_by_age ON step_history (finished_at) WHERE position = 0;
+                CREATE INDEX step_history_runs_by_branch ON step_history (repository, workflow, branch, finished_at)
+                    WHERE position = 0;
+
+                CREATE TABLE pruned_runs (
+                    repository TEXT PRIMARY KEY NOT NULL,
+                    through_run_id INTEGER NOT NULL,
+                    before REAL NOT NULL,
+                    retention INTEGER NOT NULL
+                );
+
+                CREATE TABLE retention_marks (
+                    what TEXT PRIMARY KEY NOT NULL,
+                    before REAL NOT NULL,
+                    retention INTEGER NOT NULL,
+                    pruned_at REAL NOT NULL
+                );
+                """),
     ]
 }

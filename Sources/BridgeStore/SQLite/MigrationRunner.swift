@@ -18,9 +18,14 @@ public enum MigrationRunner {
 
     /// Applies the migrations in `migrations` that `connection`'s database has not recorded yet.
     ///
-    /// Running it again is a no-op. `applied_at` is recorded as seconds since 1970 (UTC).
+    /// Running it again is a no-op. `applied_at` is recorded as seconds since 1970 (UTC). `progress`
+    /// hears of each migration as it starts and once it is applied (with how long it took), so a
+    /// daemon upgrading a large database can say so in its log; nothing is reported when nothing is
+    /// pending.
     /// - Precondition: migration names are non-empty and unique.
-    public static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration]) throws(StoreOpenError) {
+    public static func migrate(
+        _ connection: SQLiteConnection, _ migrations: [Migration], progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(StoreOpenError) {
         precondition(migrations.allSatisfy { !$0.name.isEmpty }, "migration names must not be empty")
         precondition(Set(migrations.map(\.name)).count == migrations.count, "migration names must be unique")
 
@@ -32,6 +37,8 @@ public enum MigrationRunner {
         let applied = history.last?.version ?? 0
         for (offset, migration) in migrations.enumerated().dropFirst(applied) {
             let version = offset + 1
+            let started = ContinuousClock.now
+            var applied = false
             try mapErrors {
                 try connection.transaction {
                     // Checked again under the write lock: another process may have applied it since.
@@ -46,12 +53,23 @@ public enum MigrationRunner {
                         }
                         return
                     }
+                    progress?(
+                        MigrationProgress(name: migration.name, version: version, total: migrations.count, elapsed: nil)
+                    )
                     try connection.execute(migration.sql)
                     try connection.run(
                         "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                         [.int(version), .text(migration.name), .real(Date().timeIntervalSince1970)]
                     )
+                    applied = true
                 }
+            }
+            if applied, let progress {
+                let elapsed = ContinuousClock.now - started
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+                progress(
+                    MigrationProgress(name: migration.name, version: version, total: migrations.count, elapsed: seconds)
+                )
             }
         }
     }
