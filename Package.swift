@@ -39,7 +39,8 @@ let package = Package(
             dependencies: ["BridgeCore", "BridgeTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
+        // BridgeDaemon: QueryPlanTests records what the status page's snapshot reads.
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeDaemon", "BridgeTestSupport"]),
         .testTarget(
             name: "BridgeDaemonTests",
             dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"],

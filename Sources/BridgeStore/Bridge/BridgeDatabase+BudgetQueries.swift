@@ -25,7 +25,8 @@ extension BridgeDatabase {
     /// The budget planner's decisions for runs it decided on since `since`, oldest first, as
     /// (when, level name; nil: no card). Read from the runs' state, among runs updated since then
     /// (a decision is taken on a run's first delivery, so the run was updated at or after it);
-    /// at most `limit`, the newest kept.
+    /// at most `limit`, the newest kept. `runs_by_card_decision` indexes the decision time itself,
+    /// so the newest `limit` come straight from it, without reading every run of the period.
     public func cardDecisions(since: UnixTime, limit: Int = 5_000) throws -> [(at: UnixTime, level: String?)] {
         let decisions = try connection.query(
             """

@@ -130,5 +130,25 @@ public enum BridgeSchema {
             sql: """
                 CREATE INDEX pushes_by_time ON pushes (sent_at);
                 """),
+        // Every read the CLI, the admin API and the status page make is served by an index
+        // (Tests/BridgeStoreTests/QueryPlanTests.swift checks the plans), so each answers in
+        // about the same time with a year of rows as with a day's:
+        // - `runs list` (and the page) sort on `status = 'completed', updated_at DESC`: indexed
+        //   by that very expression, overall and per repository, the walk stops after the limit;
+        // - `runs show`, `explain` and `/api/runs/{id}` look a run id up without its repository;
+        // - a run's deliveries come newest first: the run's index gains `received_at`, so they
+        //   come in index order (same name: one index to maintain on ingest, not two);
+        // - the month chart's level markers: the planner's decision time, read from the state.
+        // Building these on a large database takes a while once (a few seconds per million rows).
+        Migration(
+            name: "serve every read of the CLI, admin API and status page from an index",
+            sql: """
+                CREATE INDEX runs_by_listing ON runs (status = 'completed', updated_at DESC);
+                CREATE INDEX runs_by_repository_listing ON runs (repository, status = 'completed', updated_at DESC);
+                CREATE INDEX runs_by_run_id ON runs (run_id, attempt);
+                CREATE INDEX runs_by_card_decision ON runs (json_extract(state, '$.cardDecision.decidedAt'));
+                DROP INDEX deliveries_by_run;
+                CREATE INDEX deliveries_by_run ON deliveries (repository, run_id, run_attempt, received_at);
+                """),
     ]
 }
