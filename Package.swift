@@ -34,6 +34,10 @@ let package = Package(
         // `make bench`: push economy and webhook-to-request latency against the fake PushWard.
         .executableTarget(
             name: "dispatch-bench", dependencies: ["BridgeDaemon", "BridgeTestSupport", "WebhookServer"]),
+        // `make bench-scale`: fills a database with N finished runs through BridgeService.ingest.
+        .executableTarget(name: "scale-fill", dependencies: ["BridgeDaemon", "BridgeStore", "BridgeCore"]),
+        // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
+        .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],
