@@ -436,7 +436,8 @@ def simulate(work):
         check=True, stdout=subprocess.PIPE, text=True)
     summary = json.loads(result.stdout)
     days = summary["days"]
-    for day in days[:: max(1, len(days) // 10)] + days[-1:]:
+    shown = days[:: max(1, len(days) // 10)]
+    for day in shown + ([days[-1]] if days[-1] is not shown[-1] else []):
         say(f"   day {day['day']:3}: {day['runs']} runs, database {day['database_bytes'] / 1e6:.0f} MB "
             f"+ WAL {day['wal_bytes'] / 1e6:.1f} MB")
     final = days[-1]["database_bytes"] + days[-1]["wal_bytes"]
