@@ -31,6 +31,8 @@ Settings (environment), defaults in brackets:
   BENCH_SCALE_SAMPLE      seconds between soak samples [1; 60 for bench-scale-soak]
   BENCH_SCALE_RATE        latency: fixed rate, deliveries/s [1000]
   BENCH_SCALE_DURATION    latency: measured seconds after 2 s of warm-up [10]
+  BENCH_SCALE_SETTLE      latency: seconds between /readyz and the load, for the start's own
+                          work (the dispatcher's first turn over every live card) to finish [5]
   BENCH_SCALE_SIM_DAYS    simulated days [90]
   BENCH_SCALE_SIM_PER_DAY runs per simulated day [10000]; 0 skips the simulation
   BENCH_SCALE_ONLY        parts to run, comma-separated [fill,start,reads,soak,latency,simulate]
@@ -85,6 +87,7 @@ SOAK_RATE = setting("BENCH_SCALE_SOAK_RATE", 200.0)
 SAMPLE = setting("BENCH_SCALE_SAMPLE", 60.0 if LONG else 1.0)
 RATE = setting("BENCH_SCALE_RATE", 1000)
 DURATION = setting("BENCH_SCALE_DURATION", 10)
+SETTLE = setting("BENCH_SCALE_SETTLE", 5.0)
 SIM_DAYS = setting("BENCH_SCALE_SIM_DAYS", 90)
 SIM_PER_DAY = setting("BENCH_SCALE_SIM_PER_DAY", 10_000)
 FAKE = setting("BENCH_SCALE_FAKE", 1 if LONG else 0) == 1
@@ -402,6 +405,7 @@ def measure_latency(work, database):
             daemon = Daemon(work, path, name=f"latency-{kind}-{index}")
             try:
                 daemon.start()
+                time.sleep(SETTLE)
                 output = subprocess.run(
                     [str(client), "--pool", str(pool), "--port", str(daemon.port), "--mode", "open", "--rate",
                      str(RATE), "--connections", "32", "--warmup", "2", "--duration", str(DURATION),
