@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws the long soak's samples (bench/scale.py, `make bench-scale-soak`) as an SVG.
 
-    plot_soak.py SAMPLES.csv OUT.svg
+    plot_soak.py SAMPLES.csv OUT.svg [CAPTION]
 
 The CSV has seconds, rss_kb, wal_bytes, database_bytes per sample. Three panels share the time
 axis: resident memory (MB), WAL size (MB) and database size (MB). The SVG is written by hand, so
@@ -44,7 +44,7 @@ def main():
         f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">',
         f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
         f'<text x="{LEFT}" y="20" font-size="14">pushward-bridge soak: {len(rows)} samples over '
-        f'{end / 60:.0f} min</text>',
+        f'{end / 60:.0f} min{" — " + sys.argv[3] if len(sys.argv) > 3 else ""}</text>',
     ]
     for index, (key, scale, label, colour) in enumerate(SERIES):
         top = TOP + index * (PANEL + GAP)
@@ -63,7 +63,7 @@ def main():
         for fraction in (0, 0.25, 0.5, 0.75, 1):
             seconds = end * fraction
             out.append(f'<text x="{x(seconds):.1f}" y="{top + PANEL + 14}" text-anchor="middle">'
-                       f'{seconds / 60:.0f} min</text>')
+                       f'{seconds / 60:.3g} min</text>')
         points = " ".join(f"{x(r['seconds']):.1f},{y(v):.1f}" for r, v in zip(rows, values))
         out.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
     out.append("</svg>")

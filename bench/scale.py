@@ -494,8 +494,9 @@ def main():
             report["long_soak"]["fake_pushward"] = fake.totals
             report["long_soak"]["csv"] = str(csv_path)
             svg = ROOT / "bench" / "scale-soak.svg"
-            subprocess.run([sys.executable, str(ROOT / "bench" / "plot_soak.py"), str(csv_path), str(svg)],
-                           check=True)
+            caption = f"N = {RUNS} runs stored, {SOAK_RATE:g} deliveries/s, fake PushWard, commit {commit}"
+            subprocess.run(
+                [sys.executable, str(ROOT / "bench" / "plot_soak.py"), str(csv_path), str(svg), caption], check=True)
             say(f"   plot: {svg}")
         else:
             if PARTS & {"fill", "start", "reads", "soak", "latency"}:
@@ -526,7 +527,7 @@ def main():
 
 
 def summarise(report):
-    say(f"== summary (medians of {REPS}; N = {RUNS} runs), written to {OUT}")
+    say(f"== summary ({'one run' if LONG else f'medians of {REPS}'}; N = {RUNS} runs), written to {OUT}")
     if "start" in report:
         s = report["start"]
         say(f"   start to /readyz      {s['ready_s'] * 1000:8.0f} ms      RSS after start {s['rss_kb'] / 1024:.1f} MB")
