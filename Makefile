@@ -12,7 +12,7 @@ DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev
 TEST_DEB_PACKAGES := chromium systemd
 
 .PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall \
-	format lint bench fuzz clean
+	format lint bench bench-scale bench-scale-soak fuzz clean
 
 all: build
 
@@ -122,6 +122,23 @@ bench: deps
 	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
 	# Push economy and webhook-to-request latency against the fake PushWard (writes .build/bench/dispatch.json).
 	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench"
+
+# A year of history (bench/README.md, "make bench-scale"): fills (or reuses, BENCH_SCALE_DB) a
+# database with BENCH_SCALE_RUNS (1,000,000) finished runs through scale-fill, then the medians of 3:
+# start to /readyz, RSS after start and over a soak at 200/s, ack p99 at 1,000/s against an empty
+# database, runs list / status page / admin API times, and 90 simulated days of 10,000 runs/day.
+# Writes .build/bench/scale.json. Every BENCH_SCALE_* setting passes through (bench/scale.py).
+bench-scale: deps
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
+	BENCH_BIN_DIR="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" bench/scale.py
+
+# The long soak: BENCH_SCALE_SOAK (3600) s at 200 deliveries/s on the filled database, the
+# dispatcher sending to the in-repo fake PushWard; RSS, WAL and database size every minute into
+# .build/bench/scale-soak.csv, drawn into bench/scale-soak.svg.
+bench-scale-soak: deps
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
+	BENCH_SCALE_ONLY=long-soak BENCH_BIN_DIR="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" \
+		bench/scale.py
 
 # Fuzzing (Fuzz/fuzz.sh): builds BridgeCore and three libFuzzer targets with swiftc
 # -sanitize=fuzzer,address under .build/fuzz, seeds them from the recorded fixtures and the inputs

@@ -34,12 +34,17 @@ let package = Package(
         // `make bench`: push economy and webhook-to-request latency against the fake PushWard.
         .executableTarget(
             name: "dispatch-bench", dependencies: ["BridgeDaemon", "BridgeTestSupport", "WebhookServer"]),
+        // `make bench-scale`: fills a database with N finished runs through BridgeService.ingest.
+        .executableTarget(name: "scale-fill", dependencies: ["BridgeDaemon", "BridgeStore", "BridgeCore"]),
+        // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
+        .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],
             resources: [.copy("Fixtures")]
         ),
-        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeTestSupport"]),
+        // BridgeDaemon: QueryPlanTests records what the status page's snapshot reads.
+        .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeDaemon", "BridgeTestSupport"]),
         .testTarget(
             name: "BridgeDaemonTests",
             dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"],

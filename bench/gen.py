@@ -111,6 +111,39 @@ def templates():
     return out
 
 
+def scale_templates():
+    """The three shapes `make bench-scale` fills a database with (workflow_run requested,
+    workflow_job completed, workflow_run completed), as compact JSON strings with the placeholders
+    of templates() plus @WF@ (workflow name), @BRANCH@ (head branch), @CONCLUSION@ and the times
+    @T0@ (run created and started, job created), @T1@ (job started) and @T2@ (job completed, run
+    updated). scale-fill (Sources/scale-fill) substitutes them; the step timestamps keep their
+    recorded values, so each step keeps its recorded duration."""
+    run_completed = load(RUN_COMPLETED)
+    job_completed = load(JOB_COMPLETED)
+    for payload in (run_completed, job_completed):
+        set_repository(payload)
+    job = job_completed["workflow_job"]
+    job.update(name="@JOBNAME@", run_attempt=1, workflow_name="@WF@", head_branch="@BRANCH@",
+               conclusion="@CONCLUSION@", created_at="@T0@", started_at="@T1@", completed_at="@T2@")
+    run = run_completed["workflow_run"]
+    run.update(run_attempt=1, run_number="@RUNNUM@", previous_attempt_url=None, name="@WF@",
+               head_branch="@BRANCH@", conclusion="@CONCLUSION@", created_at="@T0@", run_started_at="@T0@",
+               updated_at="@T2@")
+    run_completed["workflow"]["name"] = "@WF@"
+    run_requested = copy.deepcopy(run_completed)
+    run_requested["action"] = "requested"
+    run_requested["workflow_run"].update(status="queued", conclusion=None, updated_at="@T0@")
+    out = {}
+    for name, payload in (("run.requested", run_requested), ("job.completed", job_completed),
+                          ("run.completed", run_completed)):
+        text = compact(payload)
+        text = text.replace('"@REPOID@"', "@REPOID@").replace('"@RUNNUM@"', "@RUNNUM@")
+        text = text.replace(FIXTURE_REPO, "@REPO@").replace(FIXTURE_RUN_ID, "@RUN@")
+        text = text.replace(FIXTURE_JOB_ID, "@JOB@")
+        out[name] = text
+    return out
+
+
 def run_deliveries(run_index, repos):
     """The (event, shape, fields, delivery id) of one run's deliveries, in the order GitHub sends them."""
     repo = run_index % repos
@@ -142,9 +175,12 @@ def fill(template, fields):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", required=True, help="the pool file to write")
+    parser.add_argument("--out", help="the pool file to write")
+    parser.add_argument(
+        "--scale-templates", metavar="FILE", help="write scale_templates() as one JSON object to FILE and stop"
+    )
     parser.add_argument("--count", type=int, default=60_000, help="deliveries to generate")
-    parser.add_argument("--secret", required=True, help="the webhook secret to sign with")
+    parser.add_argument("--secret", default="", help="the webhook secret to sign with (required with --out)")
     parser.add_argument("--repos", type=int, default=20, help="repositories the runs spread over")
     parser.add_argument("--active", type=int, default=50, help="runs in flight at once (interleaving)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving")
@@ -153,6 +189,12 @@ def main():
         "--first-run", type=int, default=0, help="index of the first run (another pool for the same database)"
     )
     args = parser.parse_args()
+    if args.scale_templates:
+        with open(args.scale_templates, "w", encoding="utf-8") as handle:
+            json.dump(scale_templates(), handle, ensure_ascii=False)
+        return 0
+    if not args.out or not args.secret:
+        parser.error("--out and --secret are required (or --scale-templates)")
 
     shapes = templates()
     secret = args.secret.encode()

@@ -209,6 +209,18 @@ public final class FakePushWardServer: @unchecked Sendable {
         return response
     }
 
+    /// Forgets the requests received so far (`requests` and the contract log start empty again;
+    /// activities and the quota stay), for a soak that would otherwise keep every one. Returns
+    /// how many requests and contract violations were forgotten, for the caller to count.
+    @discardableResult
+    public func forgetRequests() -> (requests: Int, violations: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        let requests = received.count
+        received.removeAll()
+        return (requests, state.clearLog().violations)
+    }
+
     /// Deletes an activity, as a user might in the PushWard app: the next PATCH gets 404.
     public func deleteActivity(_ slug: String) {
         lock.lock()

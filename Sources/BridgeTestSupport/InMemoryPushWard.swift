@@ -75,6 +75,16 @@ public struct InMemoryPushWard: Sendable {
         log.flatMap(\.violations)
     }
 
+    /// Empties `log` (the activities and the quota stay): for a long run against the fake, whose
+    /// log would otherwise hold every request ever made. Returns how many entries it held and how
+    /// many violations they carried.
+    @discardableResult
+    public mutating func clearLog() -> (entries: Int, violations: Int) {
+        let counts = (log.count, violations.count)
+        log.removeAll()
+        return counts
+    }
+
     /// Deletes an activity, as a user can in the app: the next PATCH of it gets 404.
     public mutating func remove(_ slug: String) {
         activities[slug] = nil

@@ -52,6 +52,21 @@ struct BudgetQueriesTests {
         #expect(plan.contains { $0.contains("pushes_by_time") }, "\(plan)")
     }
 
+    @Test("a period starting mid-day counts that day from its start only; later days come whole")
+    func perDayFromMidDay() throws {
+        let day = 1_796_083_200.0  // 2026-12-01T00:00:00Z
+        try push(at: day + 3_600, status: 200)  // the same day, before the period
+        try push(at: day + 7_200, status: 200)
+        try push(at: day + 86_400 + 10, status: 200)
+        try push(at: day + 86_400 + 20, status: 500, outcome: "failed")
+        try push(at: day + 3 * 86_400, status: 201)
+        let counts = try database.acknowledgedPushesPerDay(since: day + 5_000)
+        #expect(counts.map(\.day) == [day, day + 86_400, day + 3 * 86_400])
+        #expect(counts.map(\.count) == [1, 1, 1])
+        #expect(
+            try database.acknowledgedPushesPerDay(since: day + 8_000).map(\.day) == [day + 86_400, day + 3 * 86_400])
+    }
+
     @Test("decisions since the start come oldest first with their level; the list carries each run's cost")
     func decisions() throws {
         try run(1, updatedAt: 50, state: #"{"updatesSpent":3,"cardDecision":{"level":"full","decidedAt":40}}"#)

@@ -22,7 +22,10 @@ extension BridgeDatabase {
         public var updatesSpent: Int?
     }
 
-    /// Recent runs, those still going first, then by last update.
+    /// Recent runs, those still going first, then by last update. The ORDER BY is exactly the
+    /// expression `runs_by_listing` (and, per repository, `runs_by_repository_listing`) is built on,
+    /// so SQLite walks that index and stops after `limit` rows instead of sorting every run ever
+    /// stored; change one and the other must follow (QueryPlanTests fails otherwise).
     public func listRuns(repository: String? = nil, limit: Int = 20) throws -> [RunListing] {
         var sql = """
             SELECT r.repository, r.run_id, r.attempt, r.workflow, r.branch, r.run_number, r.status, r.conclusion,
@@ -50,7 +53,8 @@ extension BridgeDatabase {
         }
     }
 
-    /// Every attempt of a run id (newest first), across repositories.
+    /// Every attempt of a run id (newest first), across repositories: `runs_by_run_id`, since the
+    /// primary key starts with the repository, which the caller does not know.
     public func runAttempts(runID: Int) throws -> [StoredRun] {
         try connection.query(
             "SELECT state, slug, released, updated_at FROM runs WHERE run_id = ? ORDER BY attempt DESC",
@@ -92,7 +96,8 @@ extension BridgeDatabase {
         }
     }
 
-    /// Recent deliveries, newest first; `run` narrows to one run attempt.
+    /// Recent deliveries, newest first; `run` narrows to one run attempt. Both orders come from an
+    /// index (`deliveries_by_time`; `deliveries_by_run` ends with `received_at`), so no sort.
     public func listDeliveries(run: RunKey? = nil, limit: Int = 50, includePayload: Bool = false) throws
         -> [DeliveryRecord]
     {

@@ -45,6 +45,11 @@ public final class SQLiteConnection {
     /// the code (values always go through parameters), so the cache stays as small as that set.
     private var statements: [String: OpaquePointer] = [:]
 
+    /// Called with the SQL text of every statement this connection compiles (each distinct text once
+    /// while it stays cached). Nil, and so free, unless a test sets it: the query-plan tests record
+    /// what the read paths really run instead of keeping a list of SQL that could drift from the code.
+    public var statementObserver: ((String) -> Void)?
+
     /// How long a statement waits for another connection's lock before failing with `SQLITE_BUSY`, unless
     /// the owner sets its own (`setBusyTimeout(milliseconds:)`).
     public static let busyTimeoutMilliseconds: Int32 = 5000
@@ -170,6 +175,28 @@ public final class SQLiteConnection {
         case SQLITE_ROW: return try row(SQLiteRow(statement: lease.statement))
         case SQLITE_DONE: return nil
         default: throw SQLiteError(result: result, db: db, sql: sql)
+        }
+    }
+
+    /// The plan SQLite chooses for `sql` (`EXPLAIN QUERY PLAN`), one line per step, indented two
+    /// spaces per level under its parent. Its parameters are left unbound, so they read as NULL:
+    /// the plan depends on the SQL and the schema (and `ANALYZE` figures if any), not on the values.
+    public func queryPlan(of sql: String) throws(SQLiteError) -> [String] {
+        let explained = "EXPLAIN QUERY PLAN " + sql
+        let statement = try prepare(explained, persistent: false)
+        defer { sqlite3_finalize(statement) }
+        let row = SQLiteRow(statement: statement)
+        var depth: [Int: Int] = [0: -1]
+        var lines: [String] = []
+        while true {
+            let result = sqlite3_step(statement)
+            guard result == SQLITE_ROW else {
+                if result == SQLITE_DONE { return lines }
+                throw SQLiteError(result: result, db: db, sql: explained)
+            }
+            let level = (depth[row.int(1) ?? 0] ?? -1) + 1
+            depth[row.int(0) ?? 0] = level
+            lines.append(String(repeating: "  ", count: level) + (row.string(3) ?? ""))
         }
     }
 
@@ -424,6 +451,7 @@ extension SQLiteConnection {
         guard result == SQLITE_OK else {
             throw SQLiteError(result: result, db: db, sql: sql)
         }
+        statementObserver?(sql)
         guard let statement else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "the SQL contains no statement", sql: sql)
         }
