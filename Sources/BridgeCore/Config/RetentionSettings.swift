@@ -30,7 +30,7 @@ public struct RetentionSettings: Sendable, Equatable {
     /// Finished runs of each repository + workflow + branch whose step history is kept whatever
     /// its age: as many as seeds and estimates read per workflow (`RunHistory.runsKeptPerWorkflow`,
     /// 20). Keeping that many per branch keeps at least that many per workflow too.
-    public static let stepHistoryKeptPerBranch = 20
+    public static let stepHistoryKeptPerBranch = RunHistory.runsKeptPerWorkflow
 
     /// The shortest `retention.runs`: the budget period the month chart counts (31 days) plus a
     /// day, which also covers the 14 days of arrivals the forecast reads and the week of finished
