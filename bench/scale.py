@@ -4,7 +4,8 @@
 Fills (or reuses) a database with N finished runs through the daemon's own store path
 (scale-fill), then measures on a copy of it, each figure the median of BENCH_SCALE_REPS runs:
 
-  start     `pushward-bridge serve` to /readyz answering 200, and VmRSS right after
+  start     `pushward-bridge serve` to /readyz answering 200, VmRSS right after, and to the 202
+            of the first delivery (a new run's) sent then
   reads     `pushward-bridge runs list`, GET / (status page), GET /api/runs (median of 7 each)
   soak      VmRSS during BENCH_SCALE_SOAK s at a fixed 200 deliveries/s: start, end, max, drift
   latency   ack p99 at a fixed 1,000/s (bench/client.c, open loop) on the filled and on an empty
@@ -302,14 +303,25 @@ def measure_start(work, database):
     for index in range(REPS):
         daemon = Daemon(work, database, name=f"start-{index}")
         try:
+            launched = time.perf_counter()
             seconds = daemon.start()
             rss = daemon.rss_kb
+            # The first delivery after the start, a new run's first: answered (202 = committed) when?
+            body, headers = next(Sender(daemon.port, 1, 1, first_run=random.randrange(10**8)).deliveries())
+            connection = http.client.HTTPConnection("127.0.0.1", daemon.port, timeout=30)
+            connection.request("POST", "/webhook", body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            first = time.perf_counter() - launched
+            if response.status != 202:
+                raise SystemExit(f"bench-scale: the first delivery got {response.status}; see {daemon.log_path}")
         finally:
             daemon.stop()
-        runs.append({"seconds": seconds, "rss_kb": rss})
-        say(f"   #{index + 1}: {seconds * 1000:.0f} ms, {rss / 1024:.1f} MB")
+        runs.append({"seconds": seconds, "rss_kb": rss, "first_delivery_s": first})
+        say(f"   #{index + 1}: ready {seconds * 1000:.0f} ms, first delivery answered {first * 1000:.0f} ms, "
+            f"{rss / 1024:.1f} MB")
     return {"ready_s": median([r["seconds"] for r in runs]), "rss_kb": median([r["rss_kb"] for r in runs]),
-            "runs": runs}
+            "first_delivery_s": median([r["first_delivery_s"] for r in runs]), "runs": runs}
 
 
 def measure_reads(work, database):
@@ -531,6 +543,7 @@ def summarise(report):
     if "start" in report:
         s = report["start"]
         say(f"   start to /readyz      {s['ready_s'] * 1000:8.0f} ms      RSS after start {s['rss_kb'] / 1024:.1f} MB")
+        say(f"   start to first 202    {s['first_delivery_s'] * 1000:8.0f} ms")
     if "soak" in report:
         s = report["soak"]
         say(f"   soak {SOAK} s at {SOAK_RATE:g}/s  RSS start {s['rss_start_kb'] / 1024:.1f} MB, end "
