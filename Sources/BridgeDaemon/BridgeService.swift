@@ -19,8 +19,6 @@ public actor BridgeService {
     private var levelLogged: Fidelity?
     /// The retention pass under way: what it removed so far, and where the step-history scan stands.
     private var retentionPass = RetentionPass()
-    /// True between a pass's first batch and its last.
-    private var retentionPassUnderway = false
     private let configuration: BridgeConfiguration
     private let logger: Logger
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -554,7 +552,6 @@ public actor BridgeService {
     /// is done; a failure is logged and the pass tried again at the next period.
     @discardableResult
     public func pruneRetention(at now: UnixTime) -> Bool {
-        retentionPassUnderway = true
         do {
             let more = try database.pruneRetention(
                 &retentionPass, settings: configuration.retention, payloadRetention: configuration.payloadRetention,
@@ -585,6 +582,5 @@ public actor BridgeService {
             logger.debug("retention pass done: nothing past retention", metadata)
         }
         retentionPass.startNext()
-        retentionPassUnderway = false
     }
 }
