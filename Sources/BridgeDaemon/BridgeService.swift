@@ -502,7 +502,22 @@ public actor BridgeService {
             let attributes = try? FileManager.default.attributesOfItem(atPath: database.path + suffix)
             size += Double((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
         }
-        return [
+        let held: [(name: String, help: String, labels: [String: String], value: Double)] = [
+            (
+                "runs_held", "Runs the core holds in memory: in flight, or finished within the grace.", [:],
+                Double(engine.runs.count)
+            ),
+            ("activities_held", "Cards the core holds in memory.", [:], Double(engine.sessions.count)),
+            (
+                "history_workflows_held", "Workflows whose finished runs the history cache holds.", [:],
+                Double(engine.history.count)
+            ),
+            (
+                "sqlite_memory_bytes", "Heap bytes SQLite holds (page caches, statements).", [:],
+                Double(SQLiteConnection.processMemoryUsed)
+            ),
+        ]
+        return held + [
             ("runs_in_progress", "Runs not finished yet.", [:], Double(running)),
             ("activities_live", "Cards not ended on PushWard.", [:], Double(live)),
             ("requests_in_flight", "Requests to PushWard awaiting an answer.", [:], Double(inFlight.count)),

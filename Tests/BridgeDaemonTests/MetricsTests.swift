@@ -112,6 +112,11 @@ struct MetricsTests {
         #expect(Self.sample(text, "pushward_bridge_circuit_breaker_open") == 0)
         #expect(Self.sample(text, "pushward_bridge_quota_exhausted") == 0)
         #expect((Self.sample(text, "pushward_bridge_database_bytes") ?? 0) > 0)
+        // What memory holds: the run just finished (within its grace), its card, its workflow's history.
+        #expect(Self.sample(text, "pushward_bridge_runs_held") == 1)
+        #expect(Self.sample(text, "pushward_bridge_activities_held") == 1)
+        #expect(Self.sample(text, "pushward_bridge_history_workflows_held") == 1)
+        #expect((Self.sample(text, "pushward_bridge_sqlite_memory_bytes") ?? 0) > 0)
         #expect(text.contains("# TYPE pushward_bridge_ack_latency_seconds histogram"))
     }
 

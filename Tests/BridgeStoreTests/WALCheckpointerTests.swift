@@ -254,6 +254,11 @@ struct WALCheckpointerTests {
     /// and a restart that missed the write lock adds a round.
     private static let slack = 6 << 20
 
+    /// The same allowance for the BridgeDatabase test, whose bursts are larger: a delivery commit there writes
+    /// about 14 frames (56 KiB), so a burst of 48 is about 2.7 MiB. A round's overshoot measured 1.7 to 2.4
+    /// bursts on this machine (5.6 to 7.4 MiB above nothing); 12 MiB allows four and a half.
+    private static let deliveryBurstSlack = 12 << 20
+
     @Test("under a busy writer the WAL stays bounded, and stop() leaves it empty with every row")
     func boundedUnderLoad() throws {
         let limit = 1 << 20
@@ -313,8 +318,9 @@ struct WALCheckpointerTests {
         }
         let snapshot = checkpointer.snapshot()
         checkpointer.stop()
-        #expect(largestWAL <= limit + Self.slack)
-        #expect(snapshot.framesCheckpointed * Self.frameBytes > 4 * (limit + Self.slack))
+        #expect(largestWAL <= limit + Self.deliveryBurstSlack)
+        // Without restarts the WAL would hold every frame written (about 110 MiB here), far past the bound.
+        #expect(snapshot.framesCheckpointed * Self.frameBytes > 4 * (limit + Self.deliveryBurstSlack))
         #expect(snapshot.restarts >= 1)
         #expect(walFileSize() == 0)
         #expect(errors.all == [])

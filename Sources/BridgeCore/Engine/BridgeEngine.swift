@@ -205,11 +205,19 @@ public struct BridgeEngine: Sendable {
     /// hour), and runs silent past `abandonedAfter`, which are released first. Storage keeps all
     /// of it; `receive` reads it back when a delivery needs it. Nothing with changes not yet taken
     /// is let go of: those rows are not written yet.
+    ///
+    /// Each pass first picks what to let go of and only then removes it: removing from a dictionary
+    /// while iterating it copies the whole dictionary (the iterator keeps the old storage alive),
+    /// and that copy, a megabyte or more of run states each pass, left the heap a little larger
+    /// every time it was freed (RSS climbed 2.5 MB a pass under a steady load).
     public mutating func forget(at now: UnixTime) {
-        for (slug, session) in sessions {
+        let idleCards = sessions.compactMap { slug, session -> String? in
             guard session.phase == .ended, contendersBySlug[slug]?.isEmpty ?? true, !changes.slugs.contains(slug),
                 session.updates(inHourBefore: now).isEmpty
-            else { continue }
+            else { return nil }
+            return slug
+        }
+        for slug in idleCards {
             // An ended card has nothing to send: being due or dirty changes nothing for it.
             dirtySlugs.remove(slug)
             sessions[slug] = nil
@@ -219,16 +227,21 @@ public struct BridgeEngine: Sendable {
         }
         // A run silent for longer than GitHub lets a run last lost its last deliveries and will
         // never change: done with its card (written as released, so a start skips it), then let go.
-        for (key, state) in runs
-        where state.completion == nil && state.lastChangeAt < now - Self.abandonedAfter && !released.contains(key) {
-            guard let slug = slugs[key], sessions[slug]?.owner != key else { continue }
-            release(key, slug: slug)
+        let abandoned = runs.compactMap { key, state -> (RunKey, String)? in
+            guard state.completion == nil, state.lastChangeAt < now - Self.abandonedAfter, !released.contains(key),
+                let slug = slugs[key], sessions[slug]?.owner != key
+            else { return nil }
+            return (key, slug)
         }
-        for (key, state) in runs {
+        for (key, slug) in abandoned { release(key, slug: slug) }
+        let finished = runs.compactMap { key, state -> (RunKey, String)? in
             let finishedAt = state.completion?.recognizedAt ?? (state.lastChangeAt + Self.abandonedAfter)
             guard released.contains(key), finishedAt < now - Self.finishedRunGrace, !changes.runs.contains(key),
                 changes.history[key] == nil, let slug = slugs[key], sessions[slug]?.owner != key
-            else { continue }
+            else { return nil }
+            return (key, slug)
+        }
+        for (key, slug) in finished {
             runs[key] = nil
             completionDue[key] = nil
             slugs[key] = nil

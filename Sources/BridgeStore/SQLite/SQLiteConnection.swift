@@ -54,6 +54,10 @@ public final class SQLiteConnection {
     /// the owner sets its own (`setBusyTimeout(milliseconds:)`).
     public static let busyTimeoutMilliseconds: Int32 = 5000
 
+    /// Bytes SQLite holds on the heap across every connection of the process (page caches,
+    /// prepared statements, schema): the part of the daemon's memory that is SQLite's.
+    public static var processMemoryUsed: Int { Int(sqlite3_memory_used()) }
+
     /// This connection's wait for another connection's lock, in milliseconds.
     public private(set) var busyTimeout: Int32 = SQLiteConnection.busyTimeoutMilliseconds
     /// Set by `pollForLocksFinely()`: a new busy timeout keeps the fine polling.
