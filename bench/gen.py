@@ -144,11 +144,11 @@ def scale_templates():
     return out
 
 
-def run_deliveries(run_index, repos):
+def run_deliveries(run_index, repos, org="bench-org"):
     """The (event, shape, fields, delivery id) of one run's deliveries, in the order GitHub sends them."""
     repo = run_index % repos
     fields = {
-        "@REPO@": f"bench-org/repo-{repo:03d}",
+        "@REPO@": f"{org}/repo-{repo:03d}",
         "@REPONAME@": f"repo-{repo:03d}",
         "@REPOID@": str(REPO_ID_BASE + repo),
         "@RUN@": str(RUN_ID_BASE + run_index),
@@ -164,7 +164,9 @@ def run_deliveries(run_index, repos):
     out.append(("workflow_run", "run.completed", fields))
     # A stable, unique X-GitHub-Delivery per (run, position): pools with other --first-run values
     # never collide, so several can be replayed against one database.
-    return [(event, shape, f, str(uuid.uuid5(NAMESPACE, f"{run_index}.{i}"))) for i, (event, shape, f) in enumerate(out)]
+    return [
+        (event, shape, f, str(uuid.uuid5(NAMESPACE, f"{org}.{run_index}.{i}"))) for i, (event, shape, f) in enumerate(out)
+    ]
 
 
 def fill(template, fields):
@@ -182,6 +184,9 @@ def main():
     parser.add_argument("--count", type=int, default=60_000, help="deliveries to generate")
     parser.add_argument("--secret", default="", help="the webhook secret to sign with (required with --out)")
     parser.add_argument("--repos", type=int, default=20, help="repositories the runs spread over")
+    parser.add_argument(
+        "--org", default="bench-org", help="the owner of the repositories (another org: workflows with no history yet)"
+    )
     parser.add_argument("--active", type=int, default=50, help="runs in flight at once (interleaving)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the interleaving")
     parser.add_argument("--host", default="127.0.0.1", help="the Host header")
@@ -210,7 +215,7 @@ def main():
         out.write(b"PWBPOOL1\n")
         while written < args.count:
             while len(active) < args.active:
-                active.append([run_deliveries(next_run, args.repos), 0])
+                active.append([run_deliveries(next_run, args.repos, args.org), 0])
                 next_run += 1
             slot = rng.randrange(len(active))
             deliveries, cursor = active[slot]

@@ -8,6 +8,8 @@ Fills (or reuses) a database with N finished runs through the daemon's own store
             of the first delivery (a new run's) sent then
   reads     `pushward-bridge runs list`, GET / (status page), GET /api/runs (median of 7 each)
   soak      VmRSS during BENCH_SCALE_SOAK s at a fixed 200 deliveries/s: start, end, max, drift
+            from the start, and drift once warm (from BENCH_SCALE_WARM s into the load, when the
+            work in flight at that rate is built: runs within their grace minute, cards, history)
   latency   ack p99 at a fixed 1,000/s (bench/client.c, open loop) on the filled and on an empty
             database, alternating; the ratio of the medians
   simulate  BENCH_SCALE_SIM_PER_DAY runs a day for BENCH_SCALE_SIM_DAYS simulated days through the
@@ -86,6 +88,7 @@ REPS = setting("BENCH_SCALE_REPS", 3)
 SOAK = setting("BENCH_SCALE_SOAK", 3600 if LONG else 600)
 SOAK_RATE = setting("BENCH_SCALE_SOAK_RATE", 200.0)
 SAMPLE = setting("BENCH_SCALE_SAMPLE", 60.0 if LONG else 1.0)
+WARM = setting("BENCH_SCALE_WARM", 120.0)
 RATE = setting("BENCH_SCALE_RATE", 1000)
 DURATION = setting("BENCH_SCALE_DURATION", 10)
 SETTLE = setting("BENCH_SCALE_SETTLE", 5.0)
@@ -378,15 +381,18 @@ def soak_once(work, database, index, pushward_port=None, csv_path=None):
             for sample in samples:
                 out.write(",".join(str(round(v, 1)) if isinstance(v, float) else str(v) for v in sample) + "\n")
     rss = [s[1] for s in samples if s[1]]
+    warm = next((s[1] for s in samples if s[0] >= WARM and s[1]), rss[-1])
     result = {
         "rss_start_kb": rss[0], "rss_end_kb": rss[-1], "rss_max_kb": max(rss),
         "drift_pct": 100.0 * (rss[-1] - rss[0]) / rss[0],
+        "rss_warm_kb": warm, "warm_drift_pct": 100.0 * (rss[-1] - warm) / warm,
         "sent": sender.sent, "achieved_rate": sender.sent / max(sender.elapsed, 1e-9),
         "statuses": {str(k): v for k, v in sender.statuses.items()}, "errors": sender.errors,
         "wal_max_bytes": max(s[2] for s in samples), "database_end_bytes": samples[-1][3],
     }
     say(f"   #{index + 1}: RSS {result['rss_start_kb'] / 1024:.1f} -> {result['rss_end_kb'] / 1024:.1f} MB "
-        f"(max {result['rss_max_kb'] / 1024:.1f}, drift {result['drift_pct']:+.1f} %), "
+        f"(max {result['rss_max_kb'] / 1024:.1f}, drift {result['drift_pct']:+.1f} %; "
+        f"{result['rss_warm_kb'] / 1024:.1f} MB at {WARM:g} s, {result['warm_drift_pct']:+.1f} % from there), "
         f"{result['achieved_rate']:.0f}/s, statuses {result['statuses']}, errors {result['errors']}")
     return result
 
@@ -394,7 +400,7 @@ def soak_once(work, database, index, pushward_port=None, csv_path=None):
 def measure_soak(work, database, fake_port):
     say(f"== soak: {SOAK} s at {SOAK_RATE:g} deliveries/s, VmRSS every {SAMPLE:g} s ({REPS} runs)")
     runs = [soak_once(work, database, index, fake_port) for index in range(REPS)]
-    keys = ("rss_start_kb", "rss_end_kb", "rss_max_kb", "drift_pct")
+    keys = ("rss_start_kb", "rss_end_kb", "rss_max_kb", "drift_pct", "rss_warm_kb", "warm_drift_pct")
     return dict({k: median([r[k] for r in runs]) for k in keys}, runs=runs)
 
 
@@ -410,7 +416,8 @@ def measure_latency(work, database):
         pool = work / f"pool-{index}.bin"
         subprocess.run(
             [sys.executable, str(ROOT / "bench" / "gen.py"), "--out", str(pool), "--count", str(count), "--secret",
-             SECRET, "--repos", str(REPOS), "--first-run", str(base + index * count)],
+             SECRET, "--repos", str(REPOS), "--org", f"latency-{os.getpid()}-{index}",
+             "--first-run", str(base + index * count)],
             check=True, stdout=subprocess.DEVNULL)
         empty = work / f"empty-{index}.sqlite"
         for kind, path in (("filled", database), ("empty", empty)):
@@ -518,14 +525,16 @@ def main():
                 report["start"] = measure_start(work, database)
             if "reads" in PARTS:
                 report["reads"] = measure_reads(work, database)
+            # Latency before the soak: the soak adds 120,000 deliveries a run with random ids, and the
+            # filled database is to be measured as filled, not after another part's load.
+            if "latency" in PARTS:
+                report["latency"] = measure_latency(work, database)
             if "soak" in PARTS:
                 if FAKE:
                     with FakePushWard() as fake:
                         report["soak"] = measure_soak(work, database, fake.port)
                 else:
                     report["soak"] = measure_soak(work, database, None)
-            if "latency" in PARTS:
-                report["latency"] = measure_latency(work, database)
             if "simulate" in PARTS and SIM_PER_DAY > 0:
                 report["simulate"] = simulate(work)
     finally:
@@ -547,7 +556,8 @@ def summarise(report):
     if "soak" in report:
         s = report["soak"]
         say(f"   soak {SOAK} s at {SOAK_RATE:g}/s  RSS start {s['rss_start_kb'] / 1024:.1f} MB, end "
-            f"{s['rss_end_kb'] / 1024:.1f} MB, max {s['rss_max_kb'] / 1024:.1f} MB, drift {s['drift_pct']:+.1f} %")
+            f"{s['rss_end_kb'] / 1024:.1f} MB, max {s['rss_max_kb'] / 1024:.1f} MB, drift {s['drift_pct']:+.1f} %; "
+            f"from {WARM:g} s in: {s['rss_warm_kb'] / 1024:.1f} MB, drift {s['warm_drift_pct']:+.1f} %")
     if "latency" in report:
         s = report["latency"]
         ratio = f"{s['ratio']:.2f}" if s["ratio"] else "n/a"
@@ -565,7 +575,8 @@ def summarise(report):
     if "long_soak" in report:
         s = report["long_soak"]
         say(f"   long soak: RSS {s['rss_start_kb'] / 1024:.1f} -> {s['rss_end_kb'] / 1024:.1f} MB "
-            f"(max {s['rss_max_kb'] / 1024:.1f}, drift {s['drift_pct']:+.1f} %), WAL max "
+            f"(max {s['rss_max_kb'] / 1024:.1f}, drift {s['drift_pct']:+.1f} %; {s['warm_drift_pct']:+.1f} % from "
+            f"{WARM:g} s in), WAL max "
             f"{s['wal_max_bytes'] / 1e6:.1f} MB, database {s['database_end_bytes'] / 1e6:.0f} MB")
 
 
