@@ -9,9 +9,10 @@ nothing needs installing and the output is the same on every machine.
 """
 
 import csv
+from xml.sax.saxutils import escape
 import sys
 
-WIDTH, PANEL, GAP, LEFT, RIGHT, TOP = 760, 150, 46, 70, 20, 40
+WIDTH, PANEL, GAP, LEFT, RIGHT, TOP = 760, 150, 46, 70, 20, 56
 SERIES = [
     ("rss_kb", 1 / 1024, "resident memory (MB)", "#1f6feb"),
     ("wal_bytes", 1 / 1e6, "WAL (MB)", "#d97706"),
@@ -43,8 +44,10 @@ def main():
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">',
         f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
-        f'<text x="{LEFT}" y="20" font-size="14">pushward-bridge soak: {len(rows)} samples over '
-        f'{end / 60:.0f} min{" — " + sys.argv[3] if len(sys.argv) > 3 else ""}</text>',
+        f'<text x="{LEFT}" y="18" font-size="14">pushward-bridge soak: {len(rows)} samples over '
+        f'{end / 60:.0f} min</text>',
+        # The caption on a line of its own: with the commit in it, it is longer than the title's line.
+        f'<text x="{LEFT}" y="34">{escape(sys.argv[3]) if len(sys.argv) > 3 else ""}</text>',
     ]
     for index, (key, scale, label, colour) in enumerate(SERIES):
         top = TOP + index * (PANEL + GAP)
