@@ -162,8 +162,8 @@ def run_deliveries(run_index, repos, org="bench-org"):
             job_fields["@JOBNAME@"] = job_name
             out.append(("workflow_job", f"job.{action}", job_fields))
     out.append(("workflow_run", "run.completed", fields))
-    # A stable, unique X-GitHub-Delivery per (run, position): pools with other --first-run values
-    # never collide, so several can be replayed against one database.
+    # A stable, unique X-GitHub-Delivery per (org, run, position): pools with other --first-run or
+    # --org values never collide, so several can be replayed against one database.
     return [
         (event, shape, f, str(uuid.uuid5(NAMESPACE, f"{org}.{run_index}.{i}"))) for i, (event, shape, f) in enumerate(out)
     ]

@@ -9,8 +9,8 @@ nothing needs installing and the output is the same on every machine.
 """
 
 import csv
-from xml.sax.saxutils import escape
 import sys
+from xml.sax.saxutils import escape
 
 WIDTH, PANEL, GAP, LEFT, RIGHT, TOP = 760, 150, 46, 70, 20, 56
 SERIES = [

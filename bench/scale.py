@@ -381,20 +381,27 @@ def soak_once(work, database, index, pushward_port=None, csv_path=None):
             for sample in samples:
                 out.write(",".join(str(round(v, 1)) if isinstance(v, float) else str(v) for v in sample) + "\n")
     rss = [s[1] for s in samples if s[1]]
-    warm = next((s[1] for s in samples if s[0] >= WARM and s[1]), rss[-1])
+    # None when the soak is shorter than BENCH_SCALE_WARM: there is no warm figure to drift from.
+    warm = next((s[1] for s in samples if s[0] >= WARM and s[1]), None)
     result = {
         "rss_start_kb": rss[0], "rss_end_kb": rss[-1], "rss_max_kb": max(rss),
         "drift_pct": 100.0 * (rss[-1] - rss[0]) / rss[0],
-        "rss_warm_kb": warm, "warm_drift_pct": 100.0 * (rss[-1] - warm) / warm,
+        "rss_warm_kb": warm, "warm_drift_pct": 100.0 * (rss[-1] - warm) / warm if warm else None,
         "sent": sender.sent, "achieved_rate": sender.sent / max(sender.elapsed, 1e-9),
         "statuses": {str(k): v for k, v in sender.statuses.items()}, "errors": sender.errors,
         "wal_max_bytes": max(s[2] for s in samples), "database_end_bytes": samples[-1][3],
     }
     say(f"   #{index + 1}: RSS {result['rss_start_kb'] / 1024:.1f} -> {result['rss_end_kb'] / 1024:.1f} MB "
-        f"(max {result['rss_max_kb'] / 1024:.1f}, drift {result['drift_pct']:+.1f} %; "
-        f"{result['rss_warm_kb'] / 1024:.1f} MB at {WARM:g} s, {result['warm_drift_pct']:+.1f} % from there), "
+        f"(max {result['rss_max_kb'] / 1024:.1f}, drift {result['drift_pct']:+.1f} %; {warm_text(result)}), "
         f"{result['achieved_rate']:.0f}/s, statuses {result['statuses']}, errors {result['errors']}")
     return result
+
+
+def warm_text(result):
+    """The warm figure and the drift from it, or why there is none."""
+    if result.get("rss_warm_kb") is None or result.get("warm_drift_pct") is None:
+        return f"no warm figure: the soak is shorter than BENCH_SCALE_WARM ({WARM:g} s)"
+    return f"{result['rss_warm_kb'] / 1024:.1f} MB at {WARM:g} s, {result['warm_drift_pct']:+.1f} % from there"
 
 
 def measure_soak(work, database, fake_port):
@@ -557,7 +564,7 @@ def summarise(report):
         s = report["soak"]
         say(f"   soak {SOAK} s at {SOAK_RATE:g}/s  RSS start {s['rss_start_kb'] / 1024:.1f} MB, end "
             f"{s['rss_end_kb'] / 1024:.1f} MB, max {s['rss_max_kb'] / 1024:.1f} MB, drift {s['drift_pct']:+.1f} %; "
-            f"from {WARM:g} s in: {s['rss_warm_kb'] / 1024:.1f} MB, drift {s['warm_drift_pct']:+.1f} %")
+            f"{warm_text(s)}")
     if "latency" in report:
         s = report["latency"]
         ratio = f"{s['ratio']:.2f}" if s["ratio"] else "n/a"
@@ -575,8 +582,7 @@ def summarise(report):
     if "long_soak" in report:
         s = report["long_soak"]
         say(f"   long soak: RSS {s['rss_start_kb'] / 1024:.1f} -> {s['rss_end_kb'] / 1024:.1f} MB "
-            f"(max {s['rss_max_kb'] / 1024:.1f}, drift {s['drift_pct']:+.1f} %; {s['warm_drift_pct']:+.1f} % from "
-            f"{WARM:g} s in), WAL max "
+            f"(max {s['rss_max_kb'] / 1024:.1f}, drift {s['drift_pct']:+.1f} %; {warm_text(s)}), WAL max "
             f"{s['wal_max_bytes'] / 1e6:.1f} MB, database {s['database_end_bytes'] / 1e6:.0f} MB")
 
 
