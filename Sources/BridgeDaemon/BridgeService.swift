@@ -2,9 +2,14 @@ import BridgeCore
 import BridgeStore
 import Foundation
 
-/// The one owner of the database and of the core's state. Each delivery is one transaction:
-/// the delivery row, the run it moved and the card's desired content commit together, and only
-/// then does GitHub get its 2xx. Runs on its own dispatch queue, since SQLite calls block.
+/// The one owner of the database and of the core's state. Deliveries commit in groups: HTTP
+/// threads queue them (`IngestQueue`), and each drain takes up to 64 waiting deliveries into one
+/// transaction. Every delivery row is recorded and applied in order, then each run, job, step-history
+/// entry and card the group touched (and the dispatch gate and arrival counts, when they changed)
+/// is written once, with its desired content. Only after that `COMMIT` does each delivery get its
+/// answer (202, 200, 400). A group whose commit fails is rolled back and retried one delivery at a
+/// time, so only a delivery the store cannot take gets a 503. PushWard's answers are recorded here
+/// too, each in a transaction of its own. Runs on its own dispatch queue, since SQLite calls block.
 public actor BridgeService {
     private let executor: DispatchQueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }

@@ -6,14 +6,18 @@ import Foundation
 #endif
 
 /// An HTTP/1.1 server: one libmicrohttpd daemon that reads whole requests and hands them to a
-/// blocking handler.
+/// handler that answers through an `HTTPResponder`, at once or later from any thread.
 ///
 /// libmicrohttpd owns the sockets, the parser, the connection and per-IP limits and the idle
 /// timeout; its internal polling threads (epoll on Linux) form a pool of `threadPoolSize`, and
-/// the handler runs on those threads. The handler may block — the bridge waits there for a
-/// database commit before answering 202 — so the pool size is what bounds concurrent handlers:
-/// while every pool thread is inside the handler, new connections queue in the kernel backlog.
-/// A slow or idle client costs a socket and a little memory, never a thread.
+/// the handler runs on those threads. A handler that cannot answer at once keeps the responder and
+/// returns without blocking: the connection is suspended (`MHD_suspend_connection`) until
+/// `respond` resumes it. So a request waiting for its answer (the webhook waits for its group
+/// commit before 202) holds a connection, not a thread, and the pool thread goes on serving other
+/// connections. A handler given to the convenience initialiser returns its answer, so it runs to
+/// the end on a pool thread (the admin listener uses one); only such handlers occupy the pool,
+/// whose size then bounds how many run at once. A slow or idle client costs a socket and a little
+/// memory, never a thread.
 ///
 /// Bodies are read completely into memory (webhooks are at most 25 MB) and capped at
 /// `maxBodyBytes`: a larger declared `Content-Length` gets 413 before the body is read, and a

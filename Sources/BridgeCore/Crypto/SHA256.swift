@@ -1,8 +1,11 @@
 /// SHA-256 (FIPS 180-4) in plain Swift.
 ///
-/// The core may import only Foundation, and Linux has no CryptoKit, so webhook signatures
-/// (HMAC-SHA256) and content fingerprints are built on this. It hashes whole byte arrays in
-/// memory, which suits webhook bodies (≤ 25 MB) and is not meant for streaming.
+/// The core links no crypto library, and Linux has no CryptoKit, so the core hashes with this. Its
+/// one caller is `ActivityIdentity.forRun`: a slug is `gh-` + the first 8 hex characters of the
+/// digest of `owner/repo` (plus 8 of the workflow's name in workflow scope). Webhook signatures
+/// do not use it: `WebhookSignature` (WebhookServer) computes HMAC-SHA256 with libcrypto through
+/// `COpenSSL`. It hashes whole byte arrays in memory (short strings here) and is not meant for
+/// streaming.
 public enum SHA256 {
     /// The 32-byte digest of `bytes`.
     public static func digest(_ bytes: [UInt8]) -> [UInt8] {

@@ -1,8 +1,10 @@
 import BridgeCore
 import Foundation
 
-/// The read side, for `runs`, `deliveries` and (later) the admin API. Safe on a read-only
-/// connection while the daemon writes.
+/// The read side. These queries serve the CLI (`runs list/show`, `deliveries list/show`,
+/// `explain`), the admin API (`/api/runs`, `/api/runs/{id}`, `/api/deliveries[/{id}]`, through
+/// `RunDocument` and `DeliveryDocument`) and the status page (`StatusSnapshot`). Safe on a
+/// read-only connection while the daemon writes.
 extension BridgeDatabase {
     /// One line of `runs list`.
     public struct RunListing: Sendable, Equatable {
