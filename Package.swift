@@ -9,8 +9,12 @@ let package = Package(
         .executable(name: "dispatch-bench", targets: ["dispatch-bench"]),
     ],
     targets: [
+        // Generic JSON: the tape decoder behind WebhookDecoder and the byte buffer the core's
+        // hand-written writers use. Foundation only; knows nothing of GitHub or PushWard.
+        .target(name: "FastJSON"),
         // Pure: GitHub event models, run state, step plan, activity content, reconciler, config values.
-        .target(name: "BridgeCore"),
+        // Imports Foundation and FastJSON only (LayeringTests checks).
+        .target(name: "BridgeCore", dependencies: ["FastJSON"]),
         // Test doubles and the contract validator, shared by every test target.
         .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
@@ -38,9 +42,10 @@ let package = Package(
         .executableTarget(name: "scale-fill", dependencies: ["BridgeDaemon", "BridgeStore", "BridgeCore"]),
         // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
+        .testTarget(name: "FastJSONTests", dependencies: ["FastJSON"]),
         .testTarget(
             name: "BridgeCoreTests",
-            dependencies: ["BridgeCore", "BridgeTestSupport"],
+            dependencies: ["BridgeCore", "FastJSON", "BridgeTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         // BridgeDaemon: QueryPlanTests records what the status page's snapshot reads.

@@ -1,3 +1,4 @@
+import FastJSON
 import Foundation
 
 /// Turns a GitHub webhook delivery (event header, raw body, content type) into a `WebhookEvent`.

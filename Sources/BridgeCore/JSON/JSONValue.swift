@@ -1,3 +1,4 @@
+import FastJSON
 import Foundation
 
 /// A JSON document as a value: what the bridge sends to PushWard, stores as activity content and

@@ -1,12 +1,14 @@
+import FastJSON
 import Foundation
 
 /// The run state as the store keeps it, written field by field instead of through `Encodable`.
 ///
-/// Every group commit writes each run it touched; through `Encodable` (even the streaming encoder)
-/// that was about a fifth of the store queue's time, nearly all of it the protocol's dynamic
-/// dispatch for some sixty fields. The text is what `StreamingJSONEncoder` writes for the same
-/// value (keys in declaration order, `nil` left out, dictionaries sorted by key), and it is read
-/// back with `JSONDecoder` like any other stored value; tests compare the two byte for byte.
+/// Every group commit writes each run it touched; through `Encodable` that was about a fifth of
+/// the store queue's time, nearly all of it the protocol's dynamic dispatch for some sixty fields.
+/// The text is the document `JSONEncoder` writes for the same value (keys in declaration order,
+/// `nil` left out, dictionaries sorted by key), and it is read back with `JSONDecoder` like any
+/// other stored value. `RunStateRoundTripTests` fails when a stored property is added without
+/// being written here.
 public enum RunStateJSON {
     /// The JSON text, or nil when a number in the state is not finite (JSON has no NaN): the
     /// caller then encodes it generically, which reports where.

@@ -7,9 +7,13 @@ import Foundation
 public final class BridgeDatabase {
     public let connection: SQLiteConnection
     public let path: String
-    /// Writes the JSON columns (run state, session, progress floor, dispatch gate) on every
-    /// delivery; `JSONEncoder` was most of the store's CPU. Read back with `JSONDecoder`.
-    private let encoder = StreamingJSONEncoder()
+    /// Writes the JSON columns other than the run state (session, progress floor, dispatch gate,
+    /// the rows of the other tables). Keys sorted, so the same value is always the same text.
+    private let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
     private let decoder = JSONDecoder()
 
     /// Opens (creating and migrating when `readOnly` is false) the database at `path`. `progress`
@@ -296,7 +300,7 @@ public final class BridgeDatabase {
     // MARK: Encoding
 
     func json<T: Encodable>(_ value: T) throws -> String {
-        try encoder.encodeToString(value)
+        String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     func decode<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {

@@ -123,7 +123,6 @@ struct JSONSyntaxError: Error, CustomStringConvertible {
         case invalidUTF8 = "invalid UTF-8 in a string"
         case invalidNumber = "invalid number"
         case numberOutOfRange = "number not representable in the requested type"
-        case unconvertibleEncoding = "cannot convert the document to UTF-8"
         case documentTooLarge = "document larger than 4 GiB"
     }
 
@@ -632,18 +631,6 @@ extension JSONTape {
         return value
     }
 
-    /// The number at `index` as a `Decimal`, for `Decimal` values.
-    func decimal(at index: Int) throws(JSONSyntaxError) -> Decimal {
-        let entry = entries[index]
-        let raw = rawBytes(of: entry)
-        let offset = Int(entry.first)
-        try Self.prevalidateNumber(raw, offset: offset)
-        guard Self.isStrictJSONNumber(raw), let value = Decimal(string: Self.text(of: raw)), !value.isNaN else {
-            throw JSONSyntaxError(.invalidNumber, at: offset)
-        }
-        return value
-    }
-
     private static func text(of raw: UnsafeBufferPointer<UInt8>) -> String {
         String(decoding: raw, as: UTF8.self)
     }
@@ -686,28 +673,6 @@ extension JSONTape {
             index += 1
         }
         guard isDigit(raw[count - 1]) else { throw JSONSyntaxError(.invalidNumber, at: offset + count - 1) }
-    }
-
-    /// The full RFC 8259 number grammar, for the parsers that do not check it themselves.
-    private static func isStrictJSONNumber(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
-        var index = 0
-        func digits() -> Int {
-            let start = index
-            while index < raw.count, raw[index] >= UInt8(ascii: "0"), raw[index] <= UInt8(ascii: "9") { index += 1 }
-            return index - start
-        }
-        if index < raw.count, raw[index] == UInt8(ascii: "-") { index += 1 }
-        guard digits() > 0 else { return false }
-        if index < raw.count, raw[index] == UInt8(ascii: ".") {
-            index += 1
-            guard digits() > 0 else { return false }
-        }
-        if index < raw.count, raw[index] == UInt8(ascii: "e") || raw[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < raw.count, raw[index] == UInt8(ascii: "+") || raw[index] == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { return false }
-        }
-        return index == raw.count
     }
 
     /// An optional `-` and decimal digits only, as a magnitude that fits in 64 bits; nil otherwise.

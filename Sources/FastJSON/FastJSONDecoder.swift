@@ -17,13 +17,15 @@ import Foundation
 ///   `underlyingError`), missing keys `keyNotFound`, nulls `valueNotFound` (`typeMismatch` for
 ///   `Bool`, as Foundation), wrong types `typeMismatch`, all with Foundation's coding paths; errors
 ///   thrown by the types being decoded pass through unchanged;
-/// - `Data` is base64, `Date` is deferred to `Date` (seconds since 2001), `URL` and `Decimal` are
-///   decoded as Foundation does by default; UTF-16 and UTF-32 documents are converted first.
+/// - `Data` is base64, as Foundation's default strategy.
 ///
 /// Known differences: `allKeys` lists keys in document order (Foundation: hash order); integers
 /// written with more than 38 significant digits and a fraction or exponent may be rejected where
-/// Foundation's `Decimal` rounding would accept them. Not supported: `JSONDecoder`'s options (key,
-/// date, data and non-conforming float strategies, JSON5, `userInfo`), documents of 4 GiB or more.
+/// Foundation's `Decimal` rounding would accept them. Not supported, since no caller decodes them:
+/// documents in UTF-16 or UTF-32 (invalid JSON here), `URL`, `Decimal` and `Date` (which decode
+/// through their own `Decodable`, not as Foundation special-cases them), `JSONDecoder`'s options
+/// (key, date, data and non-conforming float strategies, JSON5, `userInfo`), documents of 4 GiB or
+/// more.
 public struct FastJSONDecoder: Sendable {
     public init() {}
 
@@ -46,45 +48,15 @@ public struct FastJSONDecoder: Sendable {
         }
     }
 
-    /// Calls `body` with the document as UTF-8 without a byte order mark, converting UTF-16 and
-    /// UTF-32 documents first; the encoding is detected as Foundation does (RFC 4627, section 3).
+    /// Calls `body` with the document's bytes, past a UTF-8 byte order mark if there is one.
+    /// Other encodings are not converted: GitHub sends UTF-8, and a UTF-16 or UTF-32 body fails
+    /// as invalid JSON.
     private static func withUTF8Representation<T>(
         of data: Data, _ body: (UnsafeRawBufferPointer) throws -> T
     ) throws -> T {
         try data.withUnsafeBytes { bytes in
-            let count = bytes.count
-            let byte0: UInt8? = count > 0 ? bytes[0] : nil
-            let byte1: UInt8? = count > 1 ? bytes[1] : nil
-            let byte2: UInt8? = count > 2 ? bytes[2] : nil
-            let byte3: UInt8? = count > 3 ? bytes[3] : nil
-            let encoding: String.Encoding
-            let byteOrderMarkLength: Int
-            switch (byte0, byte1, byte2, byte3) {
-            case (0, 0, 0xFE, 0xFF): (encoding, byteOrderMarkLength) = (.utf32BigEndian, 4)
-            case (0xFE, 0xFF, 0, 0): (encoding, byteOrderMarkLength) = (.utf32LittleEndian, 4)
-            case (0xFE, 0xFF, _, _): (encoding, byteOrderMarkLength) = (.utf16BigEndian, 2)
-            case (0xFF, 0xFE, _, _): (encoding, byteOrderMarkLength) = (.utf16LittleEndian, 2)
-            case (0xEF, 0xBB, 0xBF, _): (encoding, byteOrderMarkLength) = (.utf8, 3)
-            case (0, 0, 0, .some(let nonZero)) where nonZero != 0:
-                (encoding, byteOrderMarkLength) = (.utf32BigEndian, 0)
-            case (0, .some(let first), 0, .some(let second)) where first != 0 && second != 0:
-                (encoding, byteOrderMarkLength) = (.utf16BigEndian, 0)
-            case (.some(let nonZero), 0, 0, 0) where nonZero != 0:
-                (encoding, byteOrderMarkLength) = (.utf32LittleEndian, 0)
-            case (.some(let first), 0, .some(let second), 0) where first != 0 && second != 0:
-                (encoding, byteOrderMarkLength) = (.utf16LittleEndian, 0)
-            case (0, .some(let nonZero), nil, nil) where nonZero != 0:
-                (encoding, byteOrderMarkLength) = (.utf16BigEndian, 0)
-            case (.some(let nonZero), 0, nil, nil) where nonZero != 0:
-                (encoding, byteOrderMarkLength) = (.utf16LittleEndian, 0)
-            default: (encoding, byteOrderMarkLength) = (.utf8, 0)
-            }
-            let content = UnsafeRawBufferPointer(rebasing: bytes[byteOrderMarkLength...])
-            if encoding == .utf8 { return try body(content) }
-            guard var string = String(bytes: content, encoding: encoding) else {
-                throw JSONSyntaxError(.unconvertibleEncoding, at: 0)
-            }
-            return try string.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+            let hasByteOrderMark = bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF
+            return try body(UnsafeRawBufferPointer(rebasing: bytes[(hasByteOrderMark ? 3 : 0)...]))
         }
     }
 }
@@ -234,12 +206,6 @@ final class JSONTapeDecoder: Decoder {
     ) throws -> T {
         if T.self == Data.self {
             return try data(at: index, path: JSONCodingPathNode.path(parent, appending: key)) as! T
-        } else if T.self == URL.self {
-            return try url(at: index, path: JSONCodingPathNode.path(parent, appending: key)) as! T
-        } else if T.self == Decimal.self {
-            return try decimal(at: index, path: JSONCodingPathNode.path(parent, appending: key)) as! T
-        } else if T.self == Date.self, kind(index) == .null {
-            throw mismatch(Date.self, at: index, path: JSONCodingPathNode.path(parent, appending: key))
         }
         let node = key.map { JSONCodingPathNode(parent: parent, key: $0) } ?? parent
         let (savedIndex, savedNode) = (self.index, self.node)
@@ -286,28 +252,6 @@ final class JSONTapeDecoder: Decoder {
                 DecodingError.Context(codingPath: path(), debugDescription: "Encountered Data is not valid Base64."))
         }
         return data
-    }
-
-    private func url(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> URL {
-        if kind(index) == .null { throw mismatch(URL.self, at: index, path: path()) }
-        guard let string = try stringValue(at: index) else { throw mismatch(String.self, at: index, path: path()) }
-        guard let url = URL(string: string) else {
-            throw DecodingError.dataCorrupted(
-                DecodingError.Context(codingPath: path(), debugDescription: "Invalid URL string."))
-        }
-        return url
-    }
-
-    private func decimal(at index: Int, path: @autoclosure () -> [any CodingKey]) throws -> Decimal {
-        switch kind(index) {
-        case .number:
-            return try tape.decimal(at: index)
-        case .null:
-            throw mismatch(Decimal.self, at: index, path: path())
-        default:
-            throw DecodingError.typeMismatch(
-                Decimal.self, DecodingError.Context(codingPath: path(), debugDescription: ""))
-        }
     }
 
     // MARK: Errors

@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+
+/// The layers of `Package.swift`, checked in the sources: the core holds the domain and sees no
+/// I/O library, and the generic JSON target knows nothing of the domain. A new `import` that
+/// breaks a layer fails here, before it spreads.
+@Suite("Module layers")
+struct LayeringTests {
+    /// The repository's `Sources`, found from this file's path (`Tests/BridgeCoreTests/…`).
+    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+
+    /// Each Swift file of a target with the modules it imports (`import X`, `@testable import X`,
+    /// `@_exported import X`, `import struct X.Y`).
+    static func imports(of target: String) throws -> [(file: String, module: String)] {
+        let directory = sources.appendingPathComponent(target)
+        let files = try #require(FileManager.default.enumerator(atPath: directory.path))
+            .compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted()
+        var found: [(String, String)] = []
+        for file in files {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                var words = line.split(separator: " ").map(String.init)
+                while let first = words.first, first.hasPrefix("@") { words.removeFirst() }
+                guard words.first == "import", words.count >= 2 else { continue }
+                let path = words.count >= 3 ? words[2] : words[1]
+                found.append((file, String(path.split(separator: ".")[0])))
+            }
+        }
+        return found
+    }
+
+    static func forbidden(in target: String, allowed: Set<String>) throws -> [String] {
+        try imports(of: target).filter { !allowed.contains($0.module) }.map { "\(target)/\($0.file): \($0.module)" }
+    }
+
+    @Test("BridgeCore imports Foundation and FastJSON only")
+    func coreImportsOnlyFoundationAndJSON() throws {
+        #expect(try Self.imports(of: "BridgeCore").count > 10)
+        #expect(try Self.forbidden(in: "BridgeCore", allowed: ["Foundation", "FastJSON"]) == [])
+    }
+
+    @Test("FastJSON imports Foundation only")
+    func jsonImportsOnlyFoundation() throws {
+        #expect(try Self.imports(of: "FastJSON").count >= 3)
+        #expect(try Self.forbidden(in: "FastJSON", allowed: ["Foundation"]) == [])
+    }
+
+    @Test("the check sees a forbidden import: BridgeStore imports CSQLite")
+    func checkCatchesAnImport() throws {
+        #expect(
+            try Self.forbidden(in: "BridgeStore", allowed: ["Foundation", "FastJSON", "BridgeCore"]).contains {
+                $0.hasSuffix(": CSQLite")
+            })
+    }
+}
