@@ -43,6 +43,7 @@ let package = Package(
         // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
         .testTarget(name: "FastJSONTests", dependencies: ["FastJSON"]),
+        .testTarget(name: "PushWardClientTests", dependencies: ["PushWardClient", "BridgeCore"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "FastJSON", "BridgeTestSupport"],
