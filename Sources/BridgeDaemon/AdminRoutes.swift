@@ -71,16 +71,14 @@ public struct AdminRoutes: Sendable {
         }
         switch request.path {
         case "/metrics":
-            let service = service
-            let gauges = WebhookIngress.blocking { await service.gauges(at: Date().timeIntervalSince1970) }
+            let gauges = service.gauges(at: Date().timeIntervalSince1970)
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: Data(metrics.prometheusText(gauges: gauges).utf8))
         case "/", "/index.html":
             // The budget lives in the daemon, not the store: asked for first, then the snapshot
             // is read for the period it counts.
-            let service = service
-            let standing = WebhookIngress.blocking { await service.budgetStanding() }
+            let standing = service.budgetStanding()
             return read { database in
                 let snapshot = try StatusSnapshot.read(
                     from: database, at: Date().timeIntervalSince1970, budget: standing.budget)

@@ -36,13 +36,18 @@ public actor BridgeService {
     public let metrics: Metrics
 
     /// Checkpoints the WAL on its own thread; its progress is exported with the gauges.
-    private let checkpointer: WALCheckpointer?
+    private nonisolated let checkpointer: WALCheckpointer?
+    /// What `/metrics` and the status page read without entering the queue (`ServiceSnapshot`).
+    private nonisolated let snapshots: ServiceSnapshot.Board
+    private nonisolated let databasePath: String
 
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
         metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil
     ) {
         self.checkpointer = checkpointer
+        self.snapshots = ServiceSnapshot.Board(ServiceSnapshot(engine: engine, inFlight: 0))
+        self.databasePath = database.path
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
         self.metrics = metrics
         self.database = database
@@ -131,12 +136,14 @@ public actor BridgeService {
             for (kind, count) in counts {
                 metrics.add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
             }
+            publishSnapshot()
             return results
         } catch {
             // The transaction rolled back; the store is the truth. Reloading from it (rather than
             // copying the whole engine before every group, which costs a copy of every run) puts
             // the core back where the store is.
             reloadFromStore()
+            publishSnapshot()
             if deliveries.count > 1 {
                 logger.warning(
                     "could not commit a group of deliveries; committing each alone",
@@ -300,6 +307,7 @@ public actor BridgeService {
             inFlight.insert(slug)
         }
         persistChanges(at: now)
+        publishSnapshot()
         return due
     }
 
@@ -335,6 +343,7 @@ public actor BridgeService {
         if case .willRetry = effect { metrics.add("pushward_retries_total") }
         wakeups.signal()
         record(planned, status: status, outcome: dryRun ? "dry-run" : Self.outcome(effect), detail: detail, at: now)
+        publishSnapshot()
     }
 
     static func outcome(_ effect: AnswerEffect) -> String {
@@ -428,6 +437,7 @@ public actor BridgeService {
         engine.forget(at: now)
         // Abandoned runs were released: written now, let go of on the next pass.
         persistChanges(at: now)
+        publishSnapshot()
     }
 
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
@@ -442,6 +452,7 @@ public actor BridgeService {
         let budget = configuration.pushwardBudget.budget(from: usage)
         let previous = engine.budget
         engine.budget = budget
+        publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(
                 "PushWard budget read",
@@ -454,105 +465,28 @@ public actor BridgeService {
         }
     }
 
-    /// The budget as the planner sees it, and the level it chose last (for `/metrics` and the page).
-    public func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
-        (engine.budget, engine.levelInForce)
+    /// The budget as the planner sees it, and the level it chose last (for the status page), as of
+    /// the last published snapshot: read without entering the service's queue.
+    public nonisolated func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
+        let snapshot = snapshots.snapshot
+        return (snapshot.budget, snapshot.levelInForce)
     }
 
-    /// The push budget's gauges: what PushWard counted, the allowance, the level chosen last, and
-    /// what the planner looks ahead to: how long until the count starts over and how many runs it
-    /// expects by then, so a dashboard shows why the level moved before it moves.
-    func budgetGauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
-        let used: Double = engine.budget.map { Double($0.used) } ?? -1
-        let limit: Double = engine.budget?.limit.map(Double.init) ?? -1
-        let levels: [Fidelity: Double] = [.full: 3, .steps: 2, .milestones: 1]
-        let level: Double = engine.levelInForce.flatMap { levels[$0] } ?? 0
-        let resetsIn: Double = engine.budget?.resetsAt.map { max(0, $0 - now) } ?? -1
-        var forecast: Double = -1
-        if let budget = engine.budget, budget.limit != nil {
-            forecast = BudgetPlanner.forecastRuns(
-                budget: budget,
-                arrivalsPerSecond: engine.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay), at: now)
-        }
-        return [
-            ("budget_updates_used", "Live Activity updates PushWard counted this period (-1: unknown).", [:], used),
-            (
-                "budget_updates_limit", "The period's allowance of Live Activity updates (-1: unlimited or unknown).",
-                [:], limit
-            ),
-            (
-                "budget_level", "The level the budget planner chose last: 3 full, 2 steps, 1 milestones, 0 none yet.",
-                [:], level
-            ),
-            (
-                "budget_resets_in_seconds", "Seconds until PushWard's count starts over (-1: unknown).", [:],
-                resetsIn
-            ),
-            (
-                "budget_forecast_runs",
-                "Runs the budget planner expects to want a card before the reset (-1: no limit or unknown).", [:],
-                forecast
-            ),
-        ]
-    }
-
-    /// Gauges read at scrape time: runs and cards in flight, the gate, the database's size.
-    public func gauges(at now: UnixTime) -> [(name: String, help: String, labels: [String: String], value: Double)] {
-        let running = engine.runs.values.filter { $0.completion == nil }.count
-        let live = engine.sessions.values.filter { $0.phase != .ended }.count
-        let breaker = engine.gate.breaker.state
-        let wal = checkpointer?.snapshot()
+    /// Gauges read at scrape time: runs and cards in flight, the gate, the budget, the database's
+    /// size. Never waits on the service's queue (see `ServiceSnapshot`).
+    public nonisolated func gauges(at now: UnixTime) -> [ServiceSnapshot.Gauge] {
         var size = 0.0
         for suffix in ["", "-wal"] {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: database.path + suffix)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath + suffix)
             size += Double((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
         }
-        let held: [(name: String, help: String, labels: [String: String], value: Double)] = [
-            (
-                "runs_held", "Runs the core holds in memory: in flight, or finished within the grace.", [:],
-                Double(engine.runs.count)
-            ),
-            ("activities_held", "Cards the core holds in memory.", [:], Double(engine.sessions.count)),
-            (
-                "history_workflows_held", "Workflows whose finished runs the history cache holds.", [:],
-                Double(engine.history.count)
-            ),
-            (
-                "sqlite_memory_bytes", "Heap bytes SQLite holds (page caches, statements).", [:],
-                Double(SQLiteConnection.processMemoryUsed)
-            ),
-        ]
-        return held + [
-            ("runs_in_progress", "Runs not finished yet.", [:], Double(running)),
-            ("activities_live", "Cards not ended on PushWard.", [:], Double(live)),
-            ("requests_in_flight", "Requests to PushWard awaiting an answer.", [:], Double(inFlight.count)),
-            (
-                "circuit_breaker_open", "1 while the circuit breaker holds requests back.", [:],
-                breaker == .closed ? 0 : 1
-            ),
-            ("quota_exhausted", "1 while PushWard's quota is spent.", [:], engine.gate.quotaExhausted(at: now) ? 1 : 0),
-            (
-                "dispatch_blocked", "1 while any gate (quota, rate limit, refused key, breaker) holds requests.", [:],
-                engine.gate.blockedUntil(at: now) == nil ? 0 : 1
-            ),
-            ("database_bytes", "Size of the database file and its WAL.", [:], size),
+        return snapshots.snapshot.gauges(
+            at: now, deliveriesWaiting: deliveriesWaiting, databaseBytes: size, wal: checkpointer?.snapshot())
+    }
 
-            (
-                "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],
-                Double(deliveriesWaiting)
-            ),
-        ]
-            + budgetGauges(at: now)
-            // Only when a checkpointer runs: a zero would claim one keeps up.
-            + (wal.map { snapshot in
-                [
-                    (
-                        "wal_frames_not_checkpointed",
-                        "WAL frames not yet copied into the database file by the checkpointer.", [:],
-                        Double(max(0, snapshot.walFrames - snapshot.walFramesCheckpointed))
-                    )
-                ]
-            } ?? [])
+    /// Publishes what the gauges and the status page read, after a step changed it.
+    private func publishSnapshot() {
+        snapshots.snapshot = ServiceSnapshot(engine: engine, inFlight: inFlight.count)
     }
 
     /// True when the database takes a write: what `/readyz` reports.

@@ -319,6 +319,40 @@ struct DaemonEndToEndTests {
         }
     }
 
+    @Test("/metrics and the status page answer while the store's queue waits on a lock another process holds")
+    func scrapeDoesNotWaitForTheStore() async throws {
+        try await withDaemon { daemon in
+            let service = daemon.daemon.service
+            let adminPort = daemon.daemon.adminPort
+            func admin(_ target: String) async throws -> HTTPTestClient.Response {
+                try await offPool {
+                    try HTTPTestClient.request(
+                        port: adminPort, method: "GET", target: target, headers: [], body: Data())
+                }
+            }
+            let waiting = try await Self.withWriteLockHeld(daemon) { () async throws -> Answers in
+                // The store's queue is inside a commit that waits for the lock...
+                let waiting = Self.deliverConcurrently(daemon, [("scrape-0", Self.requested(900))])
+                #expect(try await eventually(timeout: Self.patience) { service.deliveriesWaiting == 1 })
+                // ...and a scrape answers meanwhile, with what it knows as of the last step: the
+                // delivery waiting, nothing committed yet. (It used to wait in the queue behind the
+                // commit, for as long as the lock was held.)
+                let metrics = try await admin("/metrics")
+                #expect(metrics.status == 200)
+                let text = String(decoding: metrics.body, as: UTF8.self)
+                #expect(MetricsTests.sample(text, "pushward_bridge_deliveries_waiting") == 1)
+                #expect(MetricsTests.sample(text, "pushward_bridge_runs_held") == 0)
+                #expect(try await admin("/").status == 200)
+                return waiting
+            }
+            #expect(try await waiting.value.map(\.status) == [202])
+            // Once the commit is through, the next scrape shows the run it applied.
+            let after = String(decoding: try await admin("/metrics").body, as: UTF8.self)
+            #expect(MetricsTests.sample(after, "pushward_bridge_runs_held") == 1)
+            #expect(MetricsTests.sample(after, "pushward_bridge_deliveries_waiting") == 0)
+        }
+    }
+
     @Test("the daemon checkpoints the WAL itself, not in commits, and leaves it empty when it stops")
     func checkpointerWired() async throws {
         try await withDaemon { daemon in
