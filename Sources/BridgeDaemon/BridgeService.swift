@@ -289,23 +289,8 @@ public actor BridgeService {
     /// none for a card whose previous request is still out: ten changes during one request become
     /// one follow-up, computed from the latest state when it is sent.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
-        engine.advance(to: now)
-        var due: [PlannedRequest] = []
-        let candidates = engine.takeDueSlugs(at: now)
-        for (index, slug) in candidates.enumerated() where !inFlight.contains(slug) {
-            guard engine.gate.blockedUntil(at: now) == nil else {
-                // Held back: decided again when the gate reopens (its time is a wakeup).
-                engine.markDirty(candidates[index...])
-                break
-            }
-            guard case .send(let planned) = engine.decide(slug: slug, at: now) else { continue }
-            guard engine.admitRequest(at: now) else {
-                engine.markDirty(candidates[index...])
-                break
-            }
-            due.append(planned)
-            inFlight.insert(slug)
-        }
+        let due = engine.dueRequests(at: now, inFlight: inFlight)
+        inFlight.formUnion(due.map(\.request.slug))
         persistChanges(at: now)
         publishSnapshot()
         return due

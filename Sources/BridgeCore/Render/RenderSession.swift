@@ -104,28 +104,28 @@ public struct RenderSession: Sendable {
         return output
     }
 
-    /// Sends everything due now, slug by slug, each acknowledged at once.
+    /// Sends everything due now, each acknowledged at once, through the daemon's own dispatch
+    /// turn (`BridgeEngine.dueRequests`): the answer makes the card due again, so turns go on
+    /// until nothing is due.
     private mutating func flush() -> [Output] {
         var output: [Output] = []
-        engine.advance(to: clock)
         defer { archiveChanges() }
-        var progressing = true
         // A reconciler that converges sends a handful of requests per slug at one instant; the cap
         // turns a bug that would not converge into visible output instead of a hang.
-        var rounds = 0
-        while progressing, rounds < 64 {
-            progressing = false
-            rounds += 1
-            for slug in engine.sessions.keys.sorted() {
-                let decision = engine.decide(slug: slug, at: clock)
-                guard case .send(let planned) = decision else {
-                    if logsDecisions { decisions[slug, default: [:]][clock] = decision }
-                    continue
-                }
+        for _ in 0..<64 {
+            let clock = clock
+            var decided: [(String, ReconcileDecision)] = []
+            let due = engine.dueRequests(at: clock, inFlight: [], observe: { decided.append(($0, $1)) })
+            if logsDecisions {
+                for (slug, decision) in decided { decisions[slug, default: [:]][clock] = decision }
+            }
+            guard !due.isEmpty else { break }
+            for planned in due {
                 engine.acknowledge(planned, at: clock)
                 output.append(
-                    Output(at: clock, planned: planned, shown: engine.sessions[slug]?.acknowledged?.content))
-                progressing = true
+                    Output(
+                        at: clock, planned: planned, shown: engine.sessions[planned.request.slug]?.acknowledged?.content
+                    ))
             }
         }
         return output
