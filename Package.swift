@@ -47,19 +47,19 @@ let package = Package(
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "FastJSON", "BridgeTestSupport"],
-            resources: [.copy("Fixtures")]
+            // The recorded payloads, golden streams and fuzz inputs: read in place through
+            // TestAssets by every test target, so they exist once.
+            exclude: ["Fixtures"]
         ),
         // BridgeDaemon: QueryPlanTests records what the status page's snapshot reads.
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeDaemon", "BridgeTestSupport"]),
         .testTarget(
             name: "BridgeDaemonTests",
-            dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"],
-            resources: [.copy("Fixtures")]
+            dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"]
         ),
         .testTarget(
             name: "WebhookServerTests",
-            dependencies: ["WebhookServer", "BridgeTestSupport"],
-            resources: [.copy("Fixtures")]
+            dependencies: ["WebhookServer", "BridgeTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,12 +1,11 @@
+import BridgeTestSupport
 import Foundation
 
-/// Recorded webhook bodies copied into the test bundle (`Tests/BridgeCoreTests/Fixtures/`), so tests
-/// never depend on files outside the package. Names are kept from `/work/shared/fixtures/github/`.
+/// Recorded webhook bodies (`Tests/BridgeCoreTests/Fixtures/`, the one copy every test target
+/// reads through `TestAssets`), so tests never depend on files outside the package. Names are kept
+/// from the recordings they came from.
 enum Fixtures {
-    /// Where SwiftPM copied the `Fixtures` folder (`resources: [.copy("Fixtures")]`).
-    static var directory: URL {
-        Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
-    }
+    static var directory: URL { TestAssets.fixtures }
 
     /// The exact bytes of one fixture file, e.g. `workflow_job.queued.attempt3.json`.
     static func data(_ name: String) throws -> Data {

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -5,10 +6,7 @@ import Testing
 
 /// The built `pushward-bridge` executable, run as a subprocess.
 private enum BridgeBinary {
-    /// SwiftPM puts the executable in the same build directory as the test's resource bundle.
-    static var url: URL {
-        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
-    }
+    static var url: URL { TestAssets.builtBinary }
 
     struct Result {
         var status: Int32

@@ -9,10 +9,7 @@ import Foundation
 /// The built `pushward-bridge` executable, run as a subprocess. Output goes to files, not pipes, so
 /// a chatty child can never block on a full pipe.
 final class BridgeProcess: @unchecked Sendable {
-    /// SwiftPM builds the executable into the directory that holds the test's resource bundle.
-    static var binary: URL {
-        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
-    }
+    static var binary: URL { TestAssets.builtBinary }
 
     /// A fixed environment: nothing of the test runner's (a `PUSHWARD_*` there must not leak in),
     /// except its sanitizer options.

@@ -21,7 +21,7 @@ struct CrashRecoveryTests {
         private let errors = Pipe()
 
         init(configPath: String) throws {
-            let binary = Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
+            let binary = TestAssets.builtBinary
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
                 throw Failure("the pushward-bridge binary is missing at \(binary.path): build it with the tests")
             }

@@ -1,6 +1,7 @@
 import BridgeCore
 import BridgeDaemon
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import WebhookServer
 
@@ -18,9 +19,7 @@ import WebhookServer
 
 /// Recorded payloads copied into this target (`Tests/BridgeDaemonTests/Fixtures/`).
 enum DaemonFixtures {
-    static var directory: URL {
-        Bundle.module.url(forResource: "Fixtures", withExtension: nil)!
-    }
+    static var directory: URL { TestAssets.fixtures }
 
     static func data(_ name: String) throws -> Data {
         try Data(contentsOf: directory.appendingPathComponent(name))

@@ -14,9 +14,7 @@ import Testing
 /// The real binary under systemd's protocols: `Type=notify` messages, socket activation, SIGHUP.
 @Suite("systemd integration", .serialized, .timeLimit(.minutes(2)))
 struct SystemdIntegrationTests {
-    static var binary: URL {
-        Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("pushward-bridge")
-    }
+    static var binary: URL { TestAssets.builtBinary }
 
     static func scratch() throws -> String {
         let directory = NSTemporaryDirectory() + "systemd-\(UUID().uuidString)"
