@@ -28,16 +28,27 @@ public struct ServiceSnapshot: Sendable {
 
     /// The snapshot of `engine`, with `inFlight` requests out.
     init(engine: BridgeEngine, inFlight: Int) {
+        update(from: engine, inFlight: inFlight)
+        countLive(in: engine)
+    }
+
+    /// Takes what costs nothing to read: sizes, the gate, the budget.
+    mutating func update(from engine: BridgeEngine, inFlight: Int) {
         runsHeld = engine.runs.count
         activitiesHeld = engine.sessions.count
         historyWorkflowsHeld = engine.history.count
-        runsInProgress = engine.runs.values.reduce(0) { $0 + ($1.completion == nil ? 1 : 0) }
-        activitiesLive = engine.sessions.values.reduce(0) { $0 + ($1.phase != .ended ? 1 : 0) }
         requestsInFlight = inFlight
         gate = engine.gate
         budget = engine.budget
         levelInForce = engine.levelInForce
         arrivals = engine.arrivals
+    }
+
+    /// Counts the runs not finished and the cards not ended: a pass over everything held, which
+    /// the service does at most a few times a second (`BridgeService.publishSnapshot`).
+    mutating func countLive(in engine: BridgeEngine) {
+        runsInProgress = engine.runs.values.reduce(0) { $0 + ($1.completion == nil ? 1 : 0) }
+        activitiesLive = engine.sessions.values.reduce(0) { $0 + ($1.phase != .ended ? 1 : 0) }
     }
 
     /// The gauges at scrape time `now`, with what is read then rather than published: deliveries
