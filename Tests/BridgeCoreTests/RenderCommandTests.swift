@@ -4,69 +4,13 @@ import Testing
 
 @testable import BridgeCore
 
-/// The built `pushward-bridge` executable, run as a subprocess.
+/// The built `pushward-bridge` executable, run to completion through the test support's runner.
 private enum BridgeBinary {
-    static var url: URL { TestAssets.builtBinary }
-
-    struct Result {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-    }
-
-    /// Runs the binary to completion. Output goes through temporary files, so a chatty stream cannot
-    /// fill a pipe and deadlock the child. Fails the test (not skips) when the binary is missing.
-    static func run(_ arguments: [String]) throws -> Result {
-        let binary = url
-        try #require(
-            FileManager.default.isExecutableFile(atPath: binary.path),
-            "no pushward-bridge executable at \(binary.path): build with `swift build --build-tests`")
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let stdoutURL = directory.url.appendingPathComponent("stdout")
-        let stderrURL = directory.url.appendingPathComponent("stderr")
-        try Data().write(to: stdoutURL)
-        try Data().write(to: stderrURL)
-        let stdout = try FileHandle(forWritingTo: stdoutURL)
-        let stderr = try FileHandle(forWritingTo: stderrURL)
-
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        process.waitUntilExit()
-        try stdout.close()
-        try stderr.close()
-        #expect(process.terminationReason == .exit, "pushward-bridge \(arguments) crashed")
-        return Result(
-            status: process.terminationStatus,
-            stdout: try Data(contentsOf: stdoutURL),
-            stderr: String(decoding: try Data(contentsOf: stderrURL), as: UTF8.self))
-    }
-}
-
-/// A directory under the system's temporary directory, removed by `remove()`.
-private struct TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("pushward-bridge-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = url.appendingPathComponent(name)
-        try Data(text.utf8).write(to: file)
-        return file.path
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: url)
+    /// Fails the test (not skips) when the binary is missing; reports a crash.
+    static func run(_ arguments: [String]) throws -> BridgeProcess.Result {
+        let result = try BridgeProcess.runToCompletion(arguments, in: try ScratchDirectory(), timeout: 60)
+        #expect(result.reason == .exit, "pushward-bridge \(arguments) crashed")
+        return result
     }
 }
 
@@ -86,15 +30,15 @@ struct RenderCommandTests {
     }
 
     /// The output's lines, without the empty string after the final newline.
-    private func lines(_ result: BridgeBinary.Result) -> [String] {
-        var lines = result.stdoutText.components(separatedBy: "\n")
+    private func lines(_ result: BridgeProcess.Result) -> [String] {
+        var lines = result.stdout.components(separatedBy: "\n")
         if lines.last == "" { lines.removeLast() }
         return lines
     }
 
-    @Test("the binary sits next to the test bundle")
+    @Test("the binary sits next to the test executable")
     func binaryIsBuilt() {
-        let path = BridgeBinary.url.path
+        let path = TestAssets.builtBinary.path
         #expect(FileManager.default.isExecutableFile(atPath: path), "missing \(path)")
     }
 
@@ -133,7 +77,7 @@ struct RenderCommandTests {
         let result = try BridgeBinary.run(["render"] + Self.attempt10Paths)
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stderr.isEmpty)
-        #expect(result.stdoutText.hasSuffix("\n"))
+        #expect(result.stdout.hasSuffix("\n"))
         let lines = lines(result)
         #expect(lines.count >= 3)
 
@@ -182,8 +126,7 @@ struct RenderCommandTests {
 
     @Test("--config applies the activity settings")
     func configApplies() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let directory = try ScratchDirectory()
         let config = try directory.write(
             "config.json", #"{"pushward": {"priority": 7, "ended_ttl": "1h"}, "activity": {"icon": "hammer"}}"#)
         let result = try BridgeBinary.run(["render", "--config", config] + Self.attempt10Paths)
@@ -198,8 +141,7 @@ struct RenderCommandTests {
 
     @Test("--config with a filter that rejects the repository renders nothing")
     func configFilters() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let directory = try ScratchDirectory()
         let config = try directory.write("config.json", #"{"filters": {"repositories": {"exclude": ["foo/*"]}}}"#)
         let result = try BridgeBinary.run(["render", "--config=\(config)"] + Self.attempt10Paths)
         #expect(result.status == 0, "stderr: \(result.stderr)")
@@ -217,8 +159,7 @@ struct RenderCommandTests {
 
     @Test("a recording that cannot be loaded exits 1 and names the file and line")
     func badRecording() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let directory = try ScratchDirectory()
         let recording = try directory.write(
             "run.jsonl", #"{"event": "ping", "payload": {}}"# + "\n" + #"{"event": "ping"}"# + "\n")
         let result = try BridgeBinary.run(["render", recording])
@@ -252,8 +193,7 @@ struct RenderCommandTests {
 
     @Test("a configuration with an unknown key exits 78 and names the key")
     func badConfiguration() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
+        let directory = try ScratchDirectory()
         let config = try directory.write("bad.json", #"{"pushward": {"priority": 2, "endedttl": "5m"}}"#)
         let result = try BridgeBinary.run(["render", "--config", config] + Self.attempt10Paths)
         #expect(result.status == 78)
@@ -274,8 +214,8 @@ struct RenderCommandTests {
     func version() throws {
         let result = try BridgeBinary.run(["version"])
         #expect(result.status == 0)
-        #expect(result.stdoutText.hasPrefix("pushward-bridge "))
-        #expect(result.stdoutText.hasSuffix("\n"))
+        #expect(result.stdout.hasPrefix("pushward-bridge "))
+        #expect(result.stdout.hasSuffix("\n"))
         #expect(result.stderr.isEmpty)
     }
 }

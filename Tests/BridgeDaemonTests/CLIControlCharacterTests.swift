@@ -1,6 +1,7 @@
 import BridgeCore
 import BridgeDaemon
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 

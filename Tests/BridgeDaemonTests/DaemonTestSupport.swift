@@ -64,32 +64,6 @@ func eventually(
     }
 }
 
-/// A directory under the system's temporary directory, removed when the value goes away.
-final class ScratchDirectory: @unchecked Sendable {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("bridge-daemon-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String {
-        url.appendingPathComponent(name).path
-    }
-
-    @discardableResult
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = path(name)
-        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
-        return file
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: url)
-    }
-}
-
 /// Collects the daemon's log lines (one JSON object each) for assertions.
 final class LogCapture: @unchecked Sendable {
     private let lock = NSLock()
@@ -511,15 +485,6 @@ func signedHeaders(
     return headers
 }
 
-/// A failure in test plumbing (a child that never started, a server that never answered).
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
-}
-
 /// A unique delivery id, as GitHub's are (a UUID).
 func deliveryID(_ label: String = "d") -> String {
     "\(label)-\(UUID().uuidString.lowercased())"
@@ -531,5 +496,17 @@ final class SQLiteConnectionBox: @unchecked Sendable {
 
     init(_ connection: SQLiteConnection) {
         self.connection = connection
+    }
+}
+
+extension BridgeProcess {
+    /// Runs a command to completion (at most `timeout` seconds), off the cooperative pool.
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory,
+        timeout: Double = 20
+    ) async throws -> Result {
+        try await offPool {
+            try runToCompletion(arguments, environment: environment, in: directory, timeout: timeout)
+        }
     }
 }

@@ -1,5 +1,4 @@
 import BridgeCore
-import BridgeTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -8,35 +7,35 @@ import Foundation
 
 /// The built `pushward-bridge` executable, run as a subprocess. Output goes to files, not pipes, so
 /// a chatty child can never block on a full pipe.
-final class BridgeProcess: @unchecked Sendable {
-    static var binary: URL { TestAssets.builtBinary }
+public final class BridgeProcess: @unchecked Sendable {
+    public static var binary: URL { TestAssets.builtBinary }
 
     /// A fixed environment: nothing of the test runner's (a `PUSHWARD_*` there must not leak in),
     /// except its sanitizer options.
-    static let baseEnvironment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(sanitizerOptions) { $1 }
+    public static let baseEnvironment = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"].merging(sanitizerOptions) { $1 }
 
     /// The runner's `TSAN_OPTIONS`, `ASAN_OPTIONS`, …: under `make sanitize` the binary is sanitized
     /// too, and these send its reports to the files the target checks (`log_path`) and apply the
     /// same suppressions. Without them a child's report would go to a stderr file nobody reads.
-    static let sanitizerOptions: [String: String] = ProcessInfo.processInfo.environment.filter { name, _ in
+    public static let sanitizerOptions: [String: String] = ProcessInfo.processInfo.environment.filter { name, _ in
         ["TSAN_OPTIONS", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS"].contains(name)
     }
 
-    struct Result: Sendable {
-        var status: Int32
-        var reason: Process.TerminationReason
-        var stdout: String
-        var stderr: String
+    public struct Result: Sendable {
+        public var status: Int32
+        public var reason: Process.TerminationReason
+        public var stdout: String
+        public var stderr: String
 
-        var json: JSONValue? { try? JSONValue(parsing: Data(stdout.utf8)) }
+        public var json: JSONValue? { try? JSONValue(parsing: Data(stdout.utf8)) }
     }
 
-    let process: Process
-    let stdoutPath: String
-    let stderrPath: String
+    public let process: Process
+    public let stdoutPath: String
+    public let stderrPath: String
 
     /// Starts the binary; throws (failing the test, never skipping it) when the binary is missing.
-    init(_ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory) throws {
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw TestFailure("no pushward-bridge executable at \(binary.path): build with `swift build --build-tests`")
@@ -57,14 +56,14 @@ final class BridgeProcess: @unchecked Sendable {
         try process.run()
     }
 
-    var pid: pid_t { process.processIdentifier }
+    public var pid: pid_t { process.processIdentifier }
 
-    var stderrText: String {
+    public var stderrText: String {
         (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""
     }
 
     /// Waits for the serve log line that names the bound port (`"http.port"`).
-    func waitForPort(timeout: Double = 10) throws -> Int {
+    public func waitForPort(timeout: Double = 10) throws -> Int {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             for line in stderrText.split(separator: "\n") {
@@ -77,37 +76,36 @@ final class BridgeProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit; false when it is still running after `timeout` seconds.
-    func waitForExit(timeout: Double) -> Bool {
+    public func waitForExit(timeout: Double) -> Bool {
         ChildProcess.wait(for: process, timeout: timeout)
     }
 
     /// Kills the process if a test left it running.
-    func ensureStopped() {
+    public func ensureStopped() {
         if process.isRunning {
             kill(pid, SIGKILL)
             _ = waitForExit(timeout: 5)
         }
     }
 
-    var result: Result {
+    public var result: Result {
         Result(
             status: ChildProcess.status(of: process) ?? -1,
             reason: process.isRunning ? .uncaughtSignal : process.terminationReason,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "", stderr: stderrText)
     }
 
-    /// Runs a command to completion (at most `timeout` seconds), off the cooperative pool.
-    static func run(
+    /// Runs a command to completion (at most `timeout` seconds), blocking the calling thread; the
+    /// one way every test target runs the binary to its end (`offPool` wraps it for async tests).
+    public static func runToCompletion(
         _ arguments: [String], environment: [String: String] = [:], in directory: ScratchDirectory,
         timeout: Double = 20
-    ) async throws -> Result {
-        try await offPool {
-            let child = try BridgeProcess(arguments, environment: environment, in: directory)
-            defer { child.ensureStopped() }
-            guard child.waitForExit(timeout: timeout) else {
-                throw TestFailure("pushward-bridge \(arguments) did not finish within \(timeout) s")
-            }
-            return child.result
+    ) throws -> Result {
+        let child = try BridgeProcess(arguments, environment: environment, in: directory)
+        defer { child.ensureStopped() }
+        guard child.waitForExit(timeout: timeout) else {
+            throw TestFailure("pushward-bridge \(arguments) did not finish within \(timeout) s")
         }
+        return child.result
     }
 }
