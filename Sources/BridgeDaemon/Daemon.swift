@@ -5,8 +5,12 @@ import Foundation
 import PushWardClient
 import WebhookServer
 
-/// `serve`: opens the database, restores the core's state, listens for webhooks, dispatches, and
-/// stops in order on SIGTERM/SIGINT (stop intake, let in-flight work finish, close).
+/// `serve`: the store, the dispatcher, the listeners and the background loops as one ordered
+/// `ServiceGroup`: built here without binding, spawning or notifying anything, started in order
+/// by `start`, stopped in reverse by `stop` (SIGTERM/SIGINT through `runUntilSignalled`).
+///
+/// Building opens (and migrates) the database and starts its checkpointer, so a database that
+/// cannot be opened fails before any socket is bound; the store's service closes it last.
 public final class Daemon: @unchecked Sendable {
     /// The bridge's version, in `version` and the PushWard `User-Agent`.
     public static let version = "0.1.0"
@@ -14,13 +18,21 @@ public final class Daemon: @unchecked Sendable {
     public let logger: Logger
     public let counters = Metrics()
     public let service: BridgeService
-    private let checkpointer: WALCheckpointer
-    private let server: HTTPServer
-    private let adminServer: HTTPServer
-    private var tasks: [Task<Void, Never>] = []
+    private let webhookListener: ListenerService
+    private let adminListener: ListenerService
+    private let group: ServiceGroup
     private let notifier = SystemdNotifier()
 
-    /// Everything that can fail at start fails here, with a message naming what to fix.
+    /// Builds and starts a daemon: what `serve` and the tests run.
+    public static func start(
+        configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil
+    ) throws -> Daemon {
+        let daemon = try Daemon(configuration: configuration, logger: logger, transport: transport)
+        try daemon.start()
+        return daemon
+    }
+
+    /// Everything that can fail at start fails here or in `start`, with a message naming what to fix.
     public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
         self.configuration = configuration
         self.logger = logger
@@ -42,33 +54,38 @@ public final class Daemon: @unchecked Sendable {
         }
         // Checkpoints copy the WAL into the database file and sync it: on their own thread, so a
         // delivery's commit never waits for one.
-        checkpointer = try database.startCheckpointer { message in
+        let checkpointer = try database.startCheckpointer { message in
             logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
         }
         let now = Date().timeIntervalSince1970
         let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
-        service = BridgeService(
+        let service = BridgeService(
             database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
             checkpointer: checkpointer)
-        let ingress = WebhookIngress(
-            secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
-        var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
-        serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
-        serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
+        self.service = service
         let counters = counters
-        serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
         let activated = SocketActivation.descriptors()
-        if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
-        server = try HTTPServer(configuration: serverConfiguration) { request, responder in
-            ingress.handle(request, respond: responder.respond)
+        webhookListener = ListenerService("webhook listener") {
+            let ingress = WebhookIngress(
+                secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
+            var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
+            serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
+            serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
+            serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
+            if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
+            return try HTTPServer(configuration: serverConfiguration) { request, responder in
+                ingress.handle(request, respond: responder.respond)
+            }
         }
-        let admin = AdminRoutes(
-            service: service, metrics: counters, token: configuration.adminToken, databasePath: configuration.database,
-            allowedHosts: configuration.adminHosts)
-        var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
-        adminConfiguration.maxBodyBytes = 64 * 1024
-        adminConfiguration.threadPoolSize = 2
-        adminServer = try HTTPServer(configuration: adminConfiguration) { request in admin.handle(request) }
+        adminListener = ListenerService("admin listener") {
+            let admin = AdminRoutes(
+                service: service, metrics: counters, token: configuration.adminToken,
+                databasePath: configuration.database, allowedHosts: configuration.adminHosts)
+            var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
+            adminConfiguration.maxBodyBytes = 64 * 1024
+            adminConfiguration.threadPoolSize = 2
+            return try HTTPServer(configuration: adminConfiguration) { request in admin.handle(request) }
+        }
         let dryRun = configuration.apiKey == nil && transport == nil
         let chosenTransport: any PushWardTransport =
             transport
@@ -78,15 +95,26 @@ public final class Daemon: @unchecked Sendable {
                         configuration: .init(baseURL: configuration.pushwardURL, apiKey: key, version: Daemon.version)))
             } ?? DryRunTransport()
         let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
-        tasks.append(Task { await dispatcher.run() })
+        var services: [any DaemonService] = [
+            // Last to stop: the final checkpoint leaves a small WAL behind.
+            StepService(
+                "store",
+                shutdown: {
+                    checkpointer.stop()
+                    logger.notice("stopped", [:])
+                }),
+            // The dispatcher sleeps on `wakeups`, not on a cancellable sleep: woken to see the cancel.
+            LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatcher.run() },
+        ]
         if configuration.activity.fidelity == .auto, configuration.pushwardBudget != .unlimited, !dryRun {
-            tasks.append(
-                Task { [service] in await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
+            // So does the budget reader, between two reads of /auth/me.
+            services.append(
+                LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {
+                    await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
                 })
         }
-        let service = service
-        tasks.append(
-            Task {
+        services.append(
+            LoopService("retention", logger: logger) {
                 // Not at once: a start (or restart) is when GitHub redeliveries crowd in, and
                 // pruning shares the store's queue with them.
                 try? await Task.sleep(for: .seconds(60))
@@ -100,8 +128,8 @@ public final class Daemon: @unchecked Sendable {
                     try? await Task.sleep(for: .seconds(600))
                 }
             })
-        tasks.append(
-            Task {
+        services.append(
+            LoopService("memory", logger: logger) {
                 // Every half minute: a finished run leaves memory about a minute after its card is
                 // done with it (`BridgeEngine.finishedRunGrace`), whatever the traffic.
                 while !Task.isCancelled {
@@ -109,33 +137,53 @@ public final class Daemon: @unchecked Sendable {
                     await service.forgetFinished(at: Date().timeIntervalSince1970)
                 }
             })
-        notifier.notify(
-            "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")")
+        services += [webhookListener, adminListener]
+        let notifier = notifier
+        let webhookListener = webhookListener
+        let adminListener = adminListener
+        services.append(
+            StepService(
+                "systemd readiness",
+                start: {
+                    notifier.notify(
+                        "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")"
+                    )
+                    logger.notice(
+                        "listening for GitHub webhooks",
+                        [
+                            "http.listen": .string(activated.isEmpty ? configuration.listen : "systemd socket (fd 3)"),
+                            "http.port": .number(Double(webhookListener.port)),
+                            "admin.listen": .string(configuration.adminListen),
+                            "admin.port": .number(Double(adminListener.port)),
+                            "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
+                        ])
+                    if dryRun {
+                        logger.warning(
+                            "no PushWard API key: dry-run mode, everything is computed and recorded, nothing is sent",
+                            ["pushward.url": .string(configuration.pushwardURL)])
+                    }
+                },
+                shutdown: { notifier.notify("STOPPING=1") }))
         // Keep-alives only after READY=1: the first message systemd gets is the readiness.
         if let interval = notifier.watchdogInterval {
-            let notifier = notifier
-            tasks.append(
-                Task {
+            services.append(
+                LoopService("watchdog", logger: logger) {
                     while !Task.isCancelled {
                         notifier.notify("WATCHDOG=1")
                         try? await Task.sleep(for: .seconds(interval))
                     }
                 })
         }
-        logger.notice(
-            "listening for GitHub webhooks",
-            [
-                "http.listen": .string(activated.isEmpty ? configuration.listen : "systemd socket (fd 3)"),
-                "http.port": .number(Double(server.port)), "admin.listen": .string(configuration.adminListen),
-                "admin.port": .number(Double(adminServer.port)),
-                "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
-            ])
-        if dryRun {
-            logger.warning(
-                "no PushWard API key: dry-run mode, everything is computed and recorded, nothing is sent",
-                ["pushward.url": .string(configuration.pushwardURL)])
-        }
+        self.group = ServiceGroup(services, logger: logger)
     }
+
+    /// Starts the services in order (see `ServiceGroup.start`).
+    public func start() throws {
+        try group.start()
+    }
+
+    /// The services in the order they start; they stop in reverse.
+    public var serviceNames: [String] { group.names }
 
     /// How often the budget is read again: `GET /auth/me` costs no quota, and 15 minutes keeps the
     /// planner's figures close to PushWard's between the counts the daemon keeps itself.
@@ -166,9 +214,9 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// The bound webhook port (useful when `listen` asked for port 0).
-    public var port: Int { server.port }
+    public var port: Int { webhookListener.port }
     /// The bound admin port.
-    public var adminPort: Int { adminServer.port }
+    public var adminPort: Int { adminListener.port }
 
     /// `stop` for async callers: it runs on a thread of its own, since `stop` waits for tasks that
     /// need Swift's small cooperative pool, which a caller from that pool would be blocking.
@@ -181,29 +229,12 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// Stops intake, then the background work, within `deadline` seconds. Blocks: call it from a
-    /// thread outside Swift's cooperative pool (the signal handler's), or use `shutdown`.
+    /// Stops the services in reverse order (systemd hears `STOPPING=1`, the listeners stop taking
+    /// requests, the loops finish, the store checkpoints last), all within `deadline` seconds.
+    /// Blocks: call it from a thread outside Swift's cooperative pool (the signal handler's), or
+    /// use `shutdown`.
     public func stop(deadline: Double = 10) {
-        notifier.notify("STOPPING=1")
-        server.stop()
-        adminServer.stop()
-        for task in tasks { task.cancel() }
-        // The dispatcher sleeps on this signal, not on a cancellable sleep: wake it to see the cancel.
-        service.wakeups.signal()
-        // So does the budget reader, between two reads of /auth/me.
-        service.usageRefresh.signal()
-        let finished = DispatchSemaphore(value: 0)
-        let tasks = tasks
-        Task {
-            for task in tasks { await task.value }
-            finished.signal()
-        }
-        if finished.wait(timeout: .now() + deadline) == .timedOut {
-            logger.warning("background work did not finish before the shutdown deadline", [:])
-        }
-        // Last: a final checkpoint leaves a small WAL behind.
-        checkpointer.stop()
-        logger.notice("stopped", [:])
+        group.shutdown(deadline: .now() + deadline)
     }
 
     /// Applies what can change safely while running (filters, log level) and says what it

@@ -39,7 +39,7 @@ enum ServeCommand {
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(configuration: configuration, logger: logger)
+            daemon = try Daemon.start(configuration: configuration, logger: logger)
         } catch {
             logger.error("could not start", ["error": .string("\(error)")])
             CLI.error("could not start: \(error)")

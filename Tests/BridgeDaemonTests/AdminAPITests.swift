@@ -48,7 +48,7 @@ struct AdminAPITests {
             let configuration = try BridgeConfiguration(json: JSONValue.object(root).canonicalData)
             let logger = Logger(label: "test", minimumLevel: .error, sink: { _ in })
             let daemon = try await offPool {
-                try Daemon(configuration: configuration, logger: logger, transport: transport)
+                try Daemon.start(configuration: configuration, logger: logger, transport: transport)
             }
             return Admin(daemon: daemon, directory: directory, databasePath: database)
         }

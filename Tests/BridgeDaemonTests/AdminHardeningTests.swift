@@ -23,7 +23,7 @@ struct AdminHardeningTests {
         root.merge(extra) { $1 }
         let configuration = try BridgeConfiguration(json: JSONValue.object(root).canonicalData)
         let logger = Logger(label: "test", minimumLevel: .error, sink: { _ in })
-        return try await offPool { try Daemon(configuration: configuration, logger: logger) }
+        return try await offPool { try Daemon.start(configuration: configuration, logger: logger) }
     }
 
     static func stop(_ daemon: Daemon) async throws {

@@ -169,7 +169,7 @@ final class RunningDaemon: @unchecked Sendable {
         let parsed = try configuration.parsed()
         let log = LogCapture()
         let logger = log.logger
-        let daemon = try await offPool { try Daemon(configuration: parsed, logger: logger) }
+        let daemon = try await offPool { try Daemon.start(configuration: parsed, logger: logger) }
         return RunningDaemon(daemon: daemon, log: log, configuration: parsed, directory: directory)
     }
 

@@ -53,7 +53,7 @@ struct DispatchEndToEndTests {
                 """
             let configuration = try BridgeConfiguration(json: Data(json.utf8))
             let logs = logs
-            daemon = try Daemon(
+            daemon = try Daemon.start(
                 configuration: configuration,
                 logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
         }

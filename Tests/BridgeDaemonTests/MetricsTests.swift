@@ -26,7 +26,7 @@ struct MetricsTests {
         json += "}"
         let configuration = try BridgeConfiguration(json: Data(json.utf8))
         return (
-            try Daemon(
+            try Daemon.start(
                 configuration: configuration, logger: Logger(label: "test", minimumLevel: .error, sink: { _ in })),
             directory
         )

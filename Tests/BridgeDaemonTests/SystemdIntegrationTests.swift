@@ -150,7 +150,7 @@ struct SystemdIntegrationTests {
         let lines = LineLog()
         let configuration = try BridgeConfiguration(
             json: Data(contentsOf: URL(fileURLWithPath: directory + "/config.json")))
-        let daemon = try Daemon(
+        let daemon = try Daemon.start(
             configuration: configuration, logger: Logger(label: "test", minimumLevel: .info, sink: { lines.append($0) })
         )
         var changed = configuration
