@@ -84,7 +84,7 @@ public actor BridgeService {
     /// is used only from there. For tests that hold the lock until their own conditions hold: they set
     /// it past their time limit, so a slow machine (a sanitizer) cannot run the wait out under them.
     public func setStoreBusyTimeout(milliseconds: Int32) throws {
-        try database.connection.setBusyTimeout(milliseconds: milliseconds)
+        try database.setBusyTimeout(milliseconds: milliseconds)
     }
 
     private func drainIngestQueue() {
@@ -108,13 +108,13 @@ public actor BridgeService {
         guard !deliveries.isEmpty else { return [] }
         if needsReload { reloadFromStore() }
         do {
-            let results = try database.connection.transaction { () throws -> [IngestResult] in
+            let results = try database.write { database throws -> [IngestResult] in
                 var results: [IngestResult] = []
                 results.reserveCapacity(deliveries.count)
                 for delivery in deliveries { results.append(try record(delivery)) }
                 // One write per run and card the group touched, as they stand after all of it.
-                try database.save(
-                    engine, changes: engine.takeChanges(), at: deliveries.map(\.receivedAt).max() ?? 0)
+                let at = deliveries.map(\.receivedAt).max() ?? 0
+                try database.save(engine.rows(for: engine.takeChanges(), at: at), at: at)
                 return results
             }
             if engine.levelInForce != levelLogged {
@@ -390,14 +390,14 @@ public actor BridgeService {
 
     private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
         do {
-            try database.connection.transaction {
+            try database.write { database in
                 try database.insert(
                     PushRecord(
                         slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
                         method: planned.request.method.rawValue, path: planned.request.path,
                         body: planned.request.body.canonicalString, sentAt: now, status: status, outcome: outcome,
                         detail: detail))
-                try database.save(engine, changes: engine.takeChanges(), at: now)
+                try database.save(engine.rows(for: engine.takeChanges(), at: now), at: now)
             }
         } catch {
             logger.error(
@@ -410,7 +410,8 @@ public actor BridgeService {
         let changes = engine.takeChanges()
         guard !changes.isEmpty else { return }
         do {
-            try database.connection.transaction { try database.save(engine, changes: changes, at: now) }
+            let rows = engine.rows(for: changes, at: now)
+            try database.write { try $0.save(rows, at: now) }
         } catch {
             engine.changes = changes
             logger.error("could not save timer changes; retrying on the next tick", ["error": .string("\(error)")])
@@ -505,12 +506,7 @@ public actor BridgeService {
 
     /// True when the database takes a write: what `/readyz` reports.
     public func isReady() -> Bool {
-        do {
-            try database.connection.execute("BEGIN IMMEDIATE; ROLLBACK;")
-            return true
-        } catch {
-            return false
-        }
+        database.canWrite()
     }
 
     /// Runs one retention batch per table (payloads, deliveries, finished runs, ended cards, step

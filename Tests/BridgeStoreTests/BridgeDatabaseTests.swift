@@ -35,6 +35,36 @@ struct BridgeDatabaseTests {
         path = directory.path("bridge.sqlite")
     }
 
+    @Test("the door: write commits what its body did, rolls all of it back when the body throws")
+    func writeDoor() throws {
+        struct Refused: Error {}
+        let database = try BridgeDatabase(path: path)
+        try database.write { try $0.insert(delivery("kept", at: 1)) }
+        #expect(throws: Refused.self) {
+            try database.write { database in
+                try database.insert(delivery("rolled-back-1", at: 2))
+                try database.insert(delivery("rolled-back-2", at: 3))
+                throw Refused()
+            }
+        }
+        #expect(try database.hasDelivery("kept"))
+        #expect(try !database.hasDelivery("rolled-back-1") && !database.hasDelivery("rolled-back-2"))
+        #expect(database.canWrite())
+    }
+
+    @Test("the door: a read sees one snapshot while another connection commits")
+    func readDoor() throws {
+        let writer = try BridgeDatabase(path: path)
+        let reader = try BridgeDatabase(path: path, readOnly: true)
+        let seen = try reader.read { database -> (Bool, Bool) in
+            let before = try database.hasDelivery("late")
+            try writer.write { try $0.insert(delivery("late", at: 1)) }
+            return (before, try database.hasDelivery("late"))
+        }
+        #expect(seen == (false, false))
+        #expect(try reader.read { try $0.hasDelivery("late") })
+    }
+
     private func delivery(_ id: String, at time: UnixTime, payload: String? = "{}") -> DeliveryRecord {
         DeliveryRecord(
             id: id, hookID: "1", event: "workflow_job", action: "queued", receivedAt: time,
@@ -155,7 +185,7 @@ struct BridgeDatabaseTests {
                 }
             }
             let changes = engine.takeChanges()
-            try database.connection.transaction { try database.save(engine, changes: changes, at: now) }
+            try database.connection.transaction { try database.save(engine.rows(for: changes, at: now), at: now) }
         }
         return now
     }
@@ -192,7 +222,7 @@ struct BridgeDatabaseTests {
         engine.changes.gate = true
         let gateChanges = engine.takeChanges()
         try #require(database).connection.transaction {
-            try #require(database).save(engine, changes: gateChanges, at: now)
+            try #require(database).save(engine.rows(for: gateChanges, at: now), at: now)
         }
         database = nil
 

@@ -80,7 +80,7 @@ struct QueryPlanTests {
             }
             let changes = engine.takeChanges()
             try database.connection.transaction {
-                try database.save(engine, changes: changes, at: now)
+                try database.save(engine.rows(for: changes, at: now), at: now)
                 try database.insert(
                     DeliveryRecord(
                         id: "d-\(index + 1)", hookID: "1", event: "workflow_job", action: "queued", receivedAt: now,

@@ -5,7 +5,9 @@ import Foundation
 /// pushes. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
 /// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
 public final class BridgeDatabase {
-    public let connection: SQLiteConnection
+    /// Package-wide, not public: the daemon goes through `write`, `read` and the queries; tests in
+    /// this package may still run raw SQL on it.
+    package let connection: SQLiteConnection
     public let path: String
     /// Writes the JSON columns other than the run state (session, progress floor, dispatch gate,
     /// the rows of the other tables). Keys sorted, so the same value is always the same text.
@@ -99,39 +101,55 @@ public final class BridgeDatabase {
 
     /// Writes every run, card and history entry `changes` names, as the engine now holds them,
     /// with each card's desired content at `now`. Call inside the delivery's transaction.
-    public func save(_ engine: BridgeEngine, changes: EngineChanges, at now: UnixTime) throws {
-        for key in changes.runs.sorted() {
-            guard let state = engine.runs[key], let slug = engine.slugs[key] else { continue }
-            try saveRun(
-                state, slug: slug, released: engine.released.contains(key), jobs: changes.jobs[key] ?? [], at: now)
+    public func save(_ rows: EngineRows, at now: UnixTime) throws {
+        for run in rows.runs {
+            try saveRun(run.state, slug: run.slug, released: run.released, jobs: run.jobs, at: now)
         }
-        for key in changes.history.keys.sorted() {
-            if let summary = changes.history[key] { try saveHistory(summary) }
-        }
-        for hour in changes.arrivalHours.sorted() {
+        for summary in rows.history { try saveHistory(summary) }
+        for arrival in rows.arrivals {
             try connection.run(
                 """
                 INSERT INTO run_arrivals (hour, runs) VALUES (?, ?)
                 ON CONFLICT (hour) DO UPDATE SET runs = excluded.runs
-                """, [.integer(Int64(hour)), .integer(Int64(engine.arrivals.perHour[hour] ?? 0))])
+                """, [.integer(Int64(arrival.hour)), .integer(Int64(arrival.runs))])
         }
-        if changes.gate {
+        if let gate = rows.gate {
             try connection.run(
                 """
                 INSERT INTO dispatch_state (id, gate, updated_at) VALUES (1, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET gate = excluded.gate, updated_at = excluded.updated_at
                 """,
-                [.text(try json(engine.gate)), .real(now)])
+                [.text(try json(gate)), .real(now)])
         }
-        var slugs = changes.slugs
-        for key in changes.runs { if let slug = engine.slugs[key] { slugs.insert(slug) } }
-        for slug in slugs.sorted() {
-            guard let session = engine.sessions[slug] else { continue }
+        for card in rows.cards {
             try saveCard(
                 StoredCard(
-                    session: session, floor: engine.progressFloors[slug],
-                    desired: engine.desired(slug: slug, at: now).map(desiredJSON), updatedAt: now))
+                    session: card.session, floor: card.floor, desired: card.desired.map(desiredJSON), updatedAt: now))
         }
+    }
+
+    // MARK: The door
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`): committed when it returns, rolled
+    /// back when it throws. The one way the daemon writes (GRDB's `write { db in … }`).
+    public func write<T>(_ body: (BridgeDatabase) throws -> T) throws -> T {
+        try connection.transaction { try body(self) }
+    }
+
+    /// Runs `body` in a read transaction: every query in it sees one snapshot, even while the
+    /// daemon commits.
+    public func read<T>(_ body: (BridgeDatabase) throws -> T) throws -> T {
+        try connection.readTransaction { try body(self) }
+    }
+
+    /// How long a write waits for another connection's lock before failing with `SQLITE_BUSY`.
+    public func setBusyTimeout(milliseconds: Int32) throws {
+        try connection.setBusyTimeout(milliseconds: milliseconds)
+    }
+
+    /// Whether a write could start now (takes the write lock and lets it go): `/readyz`.
+    public func canWrite() -> Bool {
+        (try? connection.execute("BEGIN IMMEDIATE; ROLLBACK;")) != nil
     }
 
     private func desiredJSON(_ desired: DesiredActivity) -> JSONValue {
@@ -149,7 +167,7 @@ public final class BridgeDatabase {
     }
 
     /// Writes the run's row and the rows of the jobs in `jobs` (the ones that changed).
-    func saveRun(_ state: RunState, slug: String, released: Bool, jobs: Set<Int>, at now: UnixTime) throws {
+    func saveRun(_ state: RunState, slug: String, released: Bool, jobs: [JobRecord], at now: UnixTime) throws {
         let stored = StoredRun(state: state, slug: slug, released: released, updatedAt: now)
         try connection.run(
             """
@@ -167,7 +185,7 @@ public final class BridgeDatabase {
                 .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
                 .real(state.firstSeenAt), .real(now), .text(try RunStateJSON.text(of: state) ?? json(state)),
             ])
-        for job in jobs.sorted().compactMap({ state.jobs[$0] }) {
+        for job in jobs {
             try connection.run(
                 """
                 INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,

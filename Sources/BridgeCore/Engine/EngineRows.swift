@@ -1,0 +1,54 @@
+/// What one step of the engine changed, as the rows the store writes: each run with its slug and
+/// the jobs whose records moved, the history of runs that finished, arrival counts, the gate, and
+/// each card the step touched with its desired content already built. The store writes these
+/// and computes nothing of the domain (`BridgeDatabase.save`).
+public struct EngineRows: Sendable {
+    public struct Run: Sendable {
+        public var state: RunState
+        public var slug: String
+        public var released: Bool
+        /// The job records to write (those that changed), by id.
+        public var jobs: [JobRecord]
+    }
+
+    public struct Card: Sendable {
+        public var session: ActivitySession
+        public var floor: ProgressFloor?
+        /// What the core wants shown now, nil when nothing is (the card has no owner).
+        public var desired: DesiredActivity?
+    }
+
+    public var runs: [Run] = []
+    public var history: [RunSummary] = []
+    /// Hours (seconds since 1970 / 3600) and the new runs counted in each.
+    public var arrivals: [(hour: Int, runs: Int)] = []
+    /// The gate, when it changed.
+    public var gate: DispatchGate?
+    public var cards: [Card] = []
+
+    public init() {}
+}
+
+extension BridgeEngine {
+    /// The rows `changes` (from `takeChanges`) stand for, as of `now`: what the store writes. Sorted,
+    /// so the same changes always write in the same order.
+    public func rows(for changes: EngineChanges, at now: UnixTime) -> EngineRows {
+        var rows = EngineRows()
+        for key in changes.runs.sorted() {
+            guard let state = runs[key], let slug = slugs[key] else { continue }
+            let jobs = (changes.jobs[key] ?? []).sorted().compactMap { state.jobs[$0] }
+            rows.runs.append(EngineRows.Run(state: state, slug: slug, released: released.contains(key), jobs: jobs))
+        }
+        rows.history = changes.history.keys.sorted().compactMap { changes.history[$0] }
+        rows.arrivals = changes.arrivalHours.sorted().map { ($0, arrivals.perHour[$0] ?? 0) }
+        if changes.gate { rows.gate = gate }
+        var touched = changes.slugs
+        for key in changes.runs { if let slug = slugs[key] { touched.insert(slug) } }
+        for slug in touched.sorted() {
+            guard let session = sessions[slug] else { continue }
+            rows.cards.append(
+                EngineRows.Card(session: session, floor: progressFloors[slug], desired: desired(slug: slug, at: now)))
+        }
+        return rows
+    }
+}
