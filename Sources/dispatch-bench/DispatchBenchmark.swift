@@ -95,7 +95,8 @@ enum DispatchBenchmark {
                           "end_display_time": "1s", "min_update_interval": "\(minUpdateInterval)"}}
             """
         let configuration = try BridgeConfiguration(json: Data(json.utf8))
-        let daemon = try Daemon.start(configuration: configuration, logger: Logger(label: "bench", minimumLevel: .error))
+        let daemon = try Daemon.start(
+            configuration: configuration, logger: Logger(label: "bench", minimumLevel: .error))
         var sentAt: [Double] = []
         for (index, delivery) in deliveries.enumerated() {
             if spacing > 0, index > 0 { try await Task.sleep(for: .milliseconds(Int(spacing * 1000))) }
