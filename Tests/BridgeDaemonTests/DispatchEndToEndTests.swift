@@ -286,6 +286,19 @@ struct DispatchEndToEndTests {
         #expect(bridge.logs.all.contains { $0.contains("refused the API key (401)") })
     }
 
+    @Test("a key without the activity:manage scope (403) is said plainly, paused, and nothing more goes")
+    func forbidden() async throws {
+        let fake = try FakePushWardServer()
+        fake.setFault { _, _, _ in .status(403, code: "auth.forbidden", detail: "missing scope activity:manage") }
+        let bridge = try Bridge(fake: fake)
+        for event in Self.script.deliveries(waves: Self.waves).prefix(3) { try await bridge.deliver(event) }
+        #expect(await Self.eventually { fake.requests.contains { $0.status == 403 } })
+        try await Task.sleep(for: .milliseconds(500))
+        await bridge.daemon.shutdown()
+        #expect(fake.requests.count == 1, "after a 403 nothing more is sent until the pause ends")
+        #expect(bridge.logs.all.contains { $0.contains("refused the API key (403)") })
+    }
+
     @Test("deliveries shuffled and duplicated: the same final card, and about as many requests as in order")
     func shuffledAndDuplicated() async throws {
         let events = Self.script.deliveries(waves: Self.waves)
