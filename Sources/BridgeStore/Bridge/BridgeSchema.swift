@@ -210,5 +210,14 @@ public enum BridgeSchema {
                     ON CONFLICT (day) DO UPDATE SET acknowledged = acknowledged + 1;
                 END;
                 """),
+        // `runs_by_update` (plain `updated_at`) serves no read any more: retention walks
+        // `runs_released_by_update`, the lists `runs_by_listing`, the chart `runs_by_card_decision`
+        // (QueryPlanTests). Every run upsert still moved its entry: one B-tree fewer per write,
+        // which at a million runs is a level-4 tree touched on every delivery of a run.
+        Migration(
+            name: "drop the runs index no read uses",
+            sql: """
+                DROP INDEX runs_by_update;
+                """),
     ]
 }
