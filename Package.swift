@@ -16,7 +16,7 @@ let package = Package(
         // Imports Foundation and FastJSON only (LayeringTests checks).
         .target(name: "BridgeCore", dependencies: ["FastJSON"]),
         // Test doubles and the contract validator, shared by every test target.
-        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer"]),
+        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "FastJSON", "WebhookServer"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // LZ4: the raw payloads the store keeps are compressed.
@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "scale-fill", dependencies: ["BridgeDaemon", "BridgeStore", "BridgeCore"]),
         // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
-        .testTarget(name: "FastJSONTests", dependencies: ["FastJSON"]),
+        .testTarget(name: "FastJSONTests", dependencies: ["FastJSON", "BridgeTestSupport"]),
         .testTarget(name: "PushWardClientTests", dependencies: ["PushWardClient", "BridgeCore"]),
         .testTarget(
             name: "BridgeCoreTests",

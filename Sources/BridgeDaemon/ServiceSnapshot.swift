@@ -24,8 +24,6 @@ public struct ServiceSnapshot: Sendable {
     public var levelInForce: Fidelity?
     public var arrivals = RunArrivals()
 
-    public init() {}
-
     /// The snapshot of `engine`, with `inFlight` requests out.
     init(engine: BridgeEngine, inFlight: Int) {
         update(from: engine, inFlight: inFlight)

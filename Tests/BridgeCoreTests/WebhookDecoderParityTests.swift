@@ -149,48 +149,10 @@ struct WebhookDecoderParityTests {
 // MARK: - Differential helpers
 
 extension WebhookDecoderParityTests {
-    /// A decode's value, or its error as case, type, coding path and message.
-    enum Outcome<Value: Equatable>: Equatable, CustomStringConvertible {
-        case value(Value)
-        case failure(String)
-
-        var description: String {
-            switch self {
-            case .value(let value): "value \(value)"
-            case .failure(let error): error
-            }
-        }
-    }
+    typealias Outcome = DecodingOutcome
 
     func outcome<T: Decodable & Equatable>(_ type: T.Type, _ json: Data, foundation: Bool = false) -> Outcome<T> {
-        do {
-            return .value(
-                foundation ? try JSONDecoder().decode(type, from: json) : try FastJSONDecoder().decode(type, from: json)
-            )
-        } catch let error as DecodingError {
-            return .failure(Self.describe(error))
-        } catch {
-            return .failure("not a DecodingError: \(error)")
-        }
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.map { key in key.intValue.map { "\(key.stringValue)#\($0)" } ?? key.stringValue }
-                .joined(separator: "/")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return "keyNotFound \(key.stringValue) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .valueNotFound(let type, let context):
-            return "valueNotFound \(type) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .typeMismatch(let type, let context):
-            return "typeMismatch \(type) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .dataCorrupted(let context):
-            return "dataCorrupted at \(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
+        DecodingOutcome(decoding: type, from: json, foundation: foundation)
     }
 
     func webhookOutcome(

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -275,48 +276,10 @@ struct FastJSONDecoderTests {
 // MARK: - Differential helpers
 
 extension FastJSONDecoderTests {
-    /// A decode's value, or its error as case, type, coding path and message.
-    enum Outcome<Value: Equatable>: Equatable, CustomStringConvertible {
-        case value(Value)
-        case failure(String)
-
-        var description: String {
-            switch self {
-            case .value(let value): "value \(value)"
-            case .failure(let error): error
-            }
-        }
-    }
+    typealias Outcome = DecodingOutcome
 
     func outcome<T: Decodable & Equatable>(_ type: T.Type, _ json: Data, foundation: Bool = false) -> Outcome<T> {
-        do {
-            return .value(
-                foundation ? try JSONDecoder().decode(type, from: json) : try FastJSONDecoder().decode(type, from: json)
-            )
-        } catch let error as DecodingError {
-            return .failure(Self.describe(error))
-        } catch {
-            return .failure("not a DecodingError: \(error)")
-        }
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.map { key in key.intValue.map { "\(key.stringValue)#\($0)" } ?? key.stringValue }
-                .joined(separator: "/")
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return "keyNotFound \(key.stringValue) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .valueNotFound(let type, let context):
-            return "valueNotFound \(type) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .typeMismatch(let type, let context):
-            return "typeMismatch \(type) at \(path(context.codingPath)): \(context.debugDescription)"
-        case .dataCorrupted(let context):
-            return "dataCorrupted at \(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
+        DecodingOutcome(decoding: type, from: json, foundation: foundation)
     }
 
     func expectSame<T: Decodable & Equatable>(
@@ -494,7 +457,7 @@ private struct UnkeyedProbe: Decodable, Equatable {
         var container = try decoder.unkeyedContainer()
         func attempt(_ label: String, _ body: () throws -> String) {
             do { log.append("\(label)=\(try body())") } catch let error as DecodingError {
-                log.append("\(label) threw \(FastJSONDecoderTests.describe(error))")
+                log.append("\(label) threw \(DecodingErrorText.describe(error))")
             } catch { log.append("\(label) threw \(type(of: error))") }
             log.append(
                 "index \(container.currentIndex) atEnd \(container.isAtEnd) count \(String(describing: container.count))"
@@ -521,7 +484,7 @@ private struct KeyedProbe: Decodable, Equatable {
         let container = try decoder.container(keyedBy: AnyKey.self)
         func attempt(_ label: String, _ body: () throws -> String) {
             do { log.append("\(label)=\(try body())") } catch let error as DecodingError {
-                log.append("\(label) threw \(FastJSONDecoderTests.describe(error))")
+                log.append("\(label) threw \(DecodingErrorText.describe(error))")
             } catch { log.append("\(label) threw \(type(of: error))") }
         }
         for name in ["a", "b", "super", "missing"] {
