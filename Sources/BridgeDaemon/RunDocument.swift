@@ -14,7 +14,7 @@ public enum RunDocument {
             "attempt": .number(Double(run.key.attempt)), "workflow": run.workflow.map { .string($0) } ?? .null,
             "branch": run.branch.map { .string($0) } ?? .null, "status": .string(run.status),
             "conclusion": run.conclusion.map { .string($0) } ?? .null, "slug": .string(run.slug),
-            "owns_card": .bool(run.ownsCard), "updated_at": .number(run.updatedAt),
+            "owns_card": .bool(run.holdsLiveActivity), "updated_at": .number(run.updatedAt),
             "last_push_at": run.lastPushAt.map { .number($0) } ?? .null,
             "updates_spent": .number(Double(run.updatesSpent ?? 0)),
         ]

@@ -90,7 +90,7 @@ enum RunsCommand {
             [
                 String(run.key.runID), String(run.key.attempt), run.key.repository, run.workflow ?? "-",
                 run.branch ?? "-",
-                run.status + (run.conclusion.map { " (\($0))" } ?? "") + (run.ownsCard ? " *" : ""),
+                run.status + (run.conclusion.map { " (\($0))" } ?? "") + (run.holdsLiveActivity ? " *" : ""),
                 run.slug, String(run.updatesSpent ?? 0), DatabaseAccess.time(run.lastPushAt),
             ]
         }

@@ -340,9 +340,11 @@ struct AdminAPITests {
             "url": "javascript:alert(1)",
         ]
         let run = StatusSnapshot.Run(
-            key: RunKey(repository: "evil/<b>repo</b>", runID: 1, attempt: 1), workflow: "CI \"&\" <i>",
-            branch: "<branch>", runNumber: 3, status: "in_progress", conclusion: nil, slug: "gh-<x>", ownsCard: true,
-            phase: .live, updatedAt: 100, runURL: "https://github.com/evil/repo/actions/runs/1",
+            listing: BridgeDatabase.RunListing(
+                key: RunKey(repository: "evil/<b>repo</b>", runID: 1, attempt: 1), workflow: "CI \"&\" <i>",
+                branch: "<branch>", runNumber: 3, status: "in_progress", conclusion: nil, slug: "gh-<x>",
+                ownerPhase: .live, updatedAt: 100),
+            runURL: "https://github.com/evil/repo/actions/runs/1",
             shown: StatusSnapshot.Card(content: content.objectValue!, isEnded: false), desired: nil,
             lastProblem: "422 <activity.content_invalid>", lastProblemAt: 90,
             pushes: [
@@ -406,9 +408,11 @@ struct AdminAPITests {
         moved["state"] = "Test"
         func page(desired: [String: JSONValue]) -> String {
             let run = StatusSnapshot.Run(
-                key: RunKey(repository: "acme/widgets", runID: 5, attempt: 1), workflow: "CI", branch: "main",
-                runNumber: 1, status: "in_progress", conclusion: nil, slug: "gh-1", ownsCard: true, phase: .live,
-                updatedAt: 100, runURL: "https://github.com/acme/widgets/actions/runs/5",
+                listing: BridgeDatabase.RunListing(
+                    key: RunKey(repository: "acme/widgets", runID: 5, attempt: 1), workflow: "CI", branch: "main",
+                    runNumber: 1, status: "in_progress", conclusion: nil, slug: "gh-1", ownerPhase: .live,
+                    updatedAt: 100),
+                runURL: "https://github.com/acme/widgets/actions/runs/5",
                 shown: StatusSnapshot.Card(content: acknowledged, isEnded: false),
                 desired: StatusSnapshot.Card(content: desired, isEnded: false), lastProblem: nil, lastProblemAt: nil,
                 pushes: [], deliveries: [])

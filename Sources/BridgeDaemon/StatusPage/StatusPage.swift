@@ -82,8 +82,8 @@ public enum StatusPage {
         html += "<div><dt>Run id</dt><dd>\(key.runID)</dd></div>"
         html += "<div><dt>Card</dt><dd><code>\(Markup.escaped(run.slug))</code>"
         html +=
-            run.ownsCard
-            ? " <span class=\"dim\">(\(Markup.escaped(phaseText(run.phase))))</span>"
+            run.ownsActivity
+            ? " <span class=\"dim\">(\(Markup.escaped(phaseText(run.ownerPhase))))</span>"
             : " <span class=\"dim\">(passed on)</span>"
         html +=
             "</dd></div><div><dt>Updated</dt><dd title=\"\(Markup.escaped(GitHubTimestamp.format(run.updatedAt)))\">"
@@ -124,7 +124,7 @@ public enum StatusPage {
                 shown.layout, options: .init(id: anchor + "-shown", now: now, buttons: buttons(shown.content)))
         } else {
             html += CardSVG.placeholder(
-                run.ownsCard ? "Nothing on the phones yet" : "This run never drew its card",
+                run.ownsActivity ? "Nothing on the phones yet" : "This run never drew its card",
                 options: .init(id: anchor + "-shown"))
         }
         html += "<div class=\"caption\">\(run.shown == nil ? "" : "On the phones")"

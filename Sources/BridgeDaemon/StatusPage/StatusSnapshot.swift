@@ -29,55 +29,34 @@ public struct StatusSnapshot: Sendable {
         }
     }
 
-    /// One run attempt and its card.
+    /// One run attempt as the page shows it: its line of the run list (the same row `runs list`
+    /// and `/api/runs` read, whose members it answers to directly) and what the page draws beside it.
+    @dynamicMemberLookup
     public struct Run: Sendable {
-        public var key: RunKey
-        public var workflow: String?
-        public var branch: String?
-        public var runNumber: Int?
-        public var status: String
-        public var conclusion: String?
-        public var slug: String
-        /// The card's session names this attempt as its owner (it may have ended since).
-        public var ownsCard: Bool
-        public var phase: ActivitySession.Phase?
-        public var updatedAt: UnixTime
+        public var listing: BridgeDatabase.RunListing
         /// The run's page on GitHub, from the run state.
         public var runURL: String
-        /// What phones show: the acknowledged content while the attempt holds the card, else the
-        /// content its own acknowledged requests left (replayed), nil when none went out.
+        /// What phones show: the acknowledged content while the attempt owns the activity, else
+        /// the content its own acknowledged requests left (replayed), nil when none went out.
         public var shown: Card?
-        /// What the core wants shown, while the attempt holds the card.
+        /// What the core wants shown, while the attempt owns the activity.
         public var desired: Card?
-        /// The card's last PushWard problem, while the attempt holds the card.
+        /// The activity's last PushWard problem, while the attempt owns it.
         public var lastProblem: String?
         public var lastProblemAt: UnixTime?
         /// Newest first.
         public var pushes: [PushRecord]
         /// Newest first.
         public var deliveries: [DeliveryRecord]
-        /// PushWard updates the run's card cost, from the run state (nil: recorded before the
-        /// bridge counted them).
-        public var updatesSpent: Int?
         /// The level the push budget gave the run, and why; nil when the run predates the planner.
         public var cardDecision: CardDecision?
 
         public init(
-            key: RunKey, workflow: String?, branch: String?, runNumber: Int?, status: String, conclusion: String?,
-            slug: String, ownsCard: Bool, phase: ActivitySession.Phase?, updatedAt: UnixTime, runURL: String,
-            shown: Card?, desired: Card?, lastProblem: String?, lastProblemAt: UnixTime?, pushes: [PushRecord],
-            deliveries: [DeliveryRecord], updatesSpent: Int? = nil, cardDecision: CardDecision? = nil
+            listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
+            lastProblemAt: UnixTime?, pushes: [PushRecord], deliveries: [DeliveryRecord],
+            cardDecision: CardDecision? = nil
         ) {
-            self.key = key
-            self.workflow = workflow
-            self.branch = branch
-            self.runNumber = runNumber
-            self.status = status
-            self.conclusion = conclusion
-            self.slug = slug
-            self.ownsCard = ownsCard
-            self.phase = phase
-            self.updatedAt = updatedAt
+            self.listing = listing
             self.runURL = runURL
             self.shown = shown
             self.desired = desired
@@ -85,13 +64,21 @@ public struct StatusSnapshot: Sendable {
             self.lastProblemAt = lastProblemAt
             self.pushes = pushes
             self.deliveries = deliveries
-            self.updatesSpent = updatesSpent
             self.cardDecision = cardDecision
+        }
+
+        public subscript<Value>(dynamicMember member: WritableKeyPath<BridgeDatabase.RunListing, Value>) -> Value {
+            get { listing[keyPath: member] }
+            set { listing[keyPath: member] = newValue }
+        }
+
+        public subscript<Value>(dynamicMember member: KeyPath<BridgeDatabase.RunListing, Value>) -> Value {
+            listing[keyPath: member]
         }
 
         /// Still changing: running, or its card not yet ended. The page refreshes while any is.
         public var isActive: Bool {
-            status != "completed" || (ownsCard && phase != nil && phase != .ended)
+            listing.status != "completed" || listing.holdsLiveActivity
         }
 
         /// The link the card's button opens (`url`), else the run's own page.
@@ -131,31 +118,29 @@ public struct StatusSnapshot: Sendable {
             let key = listing.key
             let stored = try database.storedRun(key)
             let card = try database.card(slug: listing.slug)
-            let session = card?.card.session
-            let owns = session?.owner == key
             let pushes = try database.pushes(for: key)
             var shown: Card?
             var desired: Card?
-            if owns, let session {
-                let ended = session.acknowledged?.state == "ended"
+            var session: ActivitySession?
+            if listing.ownsActivity, let owned = card?.card.session {
+                session = owned
+                let ended = owned.acknowledged?.state == "ended"
                 shown = card?.acknowledged?.objectValue.map { Card(content: $0, isEnded: ended) }
                 desired = card?.card.desired?["content"]?.objectValue.map {
-                    Card(content: $0, isEnded: session.phase == .ended)
+                    Card(content: $0, isEnded: owned.phase == .ended)
                 }
             } else {
                 shown = replayed(pushes)
             }
             runs.append(
                 Run(
-                    key: key, workflow: listing.workflow, branch: listing.branch, runNumber: listing.runNumber,
-                    status: listing.status, conclusion: listing.conclusion, slug: listing.slug, ownsCard: owns,
-                    phase: owns ? session?.phase : nil, updatedAt: listing.updatedAt,
+                    listing: listing,
                     runURL: stored?.state.runURL
                         ?? "https://github.com/\(PercentEncoding.path(key.repository))/actions/runs/\(key.runID)",
-                    shown: shown, desired: desired, lastProblem: owns ? session?.lastProblem : nil,
-                    lastProblemAt: owns ? session?.lastProblemAt : nil, pushes: pushes.reversed(),
+                    shown: shown, desired: desired, lastProblem: session?.lastProblem,
+                    lastProblemAt: session?.lastProblemAt, pushes: pushes.reversed(),
                     deliveries: try database.listDeliveries(run: key, limit: 200),
-                    updatesSpent: stored?.state.updatesSpent, cardDecision: stored?.state.cardDecision))
+                    cardDecision: stored?.state.cardDecision))
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedPushesPerDay(since: period.start).map {
