@@ -17,10 +17,14 @@ struct QueryPlanTests {
     /// Tables with a row per delivery, run, job, request or finished step: they grow with history.
     static let growingTables: Set<String> = ["deliveries", "runs", "jobs", "pushes", "step_history", "activities"]
 
-    /// The files holding the read side; each `public func` in them must be in `readers`.
+    /// The files holding each table's statements; each `public func` in them must be in `readers`
+    /// or `writers`.
     static let queryFiles = [
-        "BridgeDatabase+Queries.swift", "BridgeDatabase+AdminQueries.swift", "BridgeDatabase+BudgetQueries.swift",
+        "DeliveryRecord.swift", "PushRecord.swift", "StoredRun.swift", "StoredCard.swift", "RunListing.swift",
     ]
+
+    /// The public methods of `queryFiles` that write (each on the primary key or an append).
+    static let writers: Set<String> = ["insert", "recordDuplicate"]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
 
@@ -41,6 +45,7 @@ struct QueryPlanTests {
             _ = try database.listDeliveries(run: run, limit: 500, includePayload: true)
         },
         "delivery": { _ = try $0.delivery(id: "d-1") },
+        "hasDelivery": { _ = try $0.hasDelivery("d-1") },
         "storedRun": { _ = try $0.storedRun(run) },
         "acknowledgedPushesPerDay": { _ = try $0.acknowledgedPushesPerDay(since: 0) },
         "cardDecisions": { _ = try $0.cardDecisions(since: 0) },
@@ -105,7 +110,7 @@ struct QueryPlanTests {
         return statements.texts
     }
 
-    @Test("every public read method of the query files is called here")
+    @Test("every public read method of the table files is called here")
     func everyReadMethodIsCalled() throws {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/BridgeStore/Bridge")
@@ -118,7 +123,7 @@ struct QueryPlanTests {
             }
         }
         #expect(!declared.isEmpty)
-        let missing = declared.subtracting(Self.readers.keys)
+        let missing = declared.subtracting(Self.readers.keys).subtracting(Self.writers)
         #expect(missing.isEmpty, "read methods not checked by QueryPlanTests.readers: \(missing.sorted())")
     }
 

@@ -21,6 +21,13 @@ extension BridgeDatabase {
     /// The most pages one `incremental_vacuum` moves: a bounded step, like every other batch.
     public static let vacuumPagesPerStep = 2_048
 
+    /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
+    @discardableResult
+    public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
+        try connection.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
+        return connection.changes
+    }
+
     // MARK: One batch of everything
 
     /// Runs one batch for every table (payloads, deliveries, finished runs, ended cards, step

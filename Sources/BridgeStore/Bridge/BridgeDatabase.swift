@@ -2,7 +2,10 @@ import BridgeCore
 import Foundation
 
 /// The bridge's SQLite database: deliveries, runs and their jobs, step history, activities and
-/// pushes. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
+/// pushes. Each table's statements live with its record type (`DeliveryRecord`, `StoredRun`,
+/// `RunListing`, `StoredCard`, `PushRecord`, `StoreHistory` for step history); this file opens the
+/// file, is the door (`write`, `read`), saves what the engine changed and loads it at start;
+/// retention's batches, which span tables, are in `BridgeDatabase+Retention.swift`. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
 /// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
 public final class BridgeDatabase {
     /// Package-wide, not public: the daemon goes through `write`, `read` and the queries; tests in
@@ -67,38 +70,6 @@ public final class BridgeDatabase {
 
     // MARK: Ingest
 
-    /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
-    public func hasDelivery(_ id: String) throws -> Bool {
-        try connection.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
-    }
-
-    /// Counts a repeated delivery on its first record.
-    public func recordDuplicate(_ id: String, at now: UnixTime) throws {
-        try connection.run(
-            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
-            [.real(now), .text(id)])
-    }
-
-    /// Records a delivery. Its payload is kept compressed when that is smaller: pass `stored` when
-    /// it was compressed already (on the HTTP thread), else it is compressed here.
-    public func insert(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws {
-        let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
-        try connection.run(
-            """
-            INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
-                .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
-                .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
-                .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
-                .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
-                .text((payload?.encoding ?? .identity).rawValue),
-            ])
-    }
-
     /// Writes every run, card and history entry `changes` names, as the engine now holds them,
     /// with each card's desired content at `now`. Call inside the delivery's transaction.
     public func save(_ rows: EngineRows, at now: UnixTime) throws {
@@ -152,116 +123,6 @@ public final class BridgeDatabase {
         (try? connection.execute("BEGIN IMMEDIATE; ROLLBACK;")) != nil
     }
 
-    private func desiredJSON(_ desired: DesiredActivity) -> JSONValue {
-        var object: [String: JSONValue] = [
-            "run": .string(desired.run.description), "content": .object(desired.content),
-            "final": .bool(desired.isFinal),
-        ]
-        if let window = desired.window {
-            object["window"] = [
-                "step": .number(Double(window.step)), "estimate": .number(window.estimate),
-                "started_at": window.startedAt.map { .number($0) } ?? .null,
-            ]
-        }
-        return .object(object)
-    }
-
-    /// Writes the run's row and the rows of the jobs in `jobs` (the ones that changed).
-    func saveRun(_ state: RunState, slug: String, released: Bool, jobs: [JobRecord], at now: UnixTime) throws {
-        let stored = StoredRun(state: state, slug: slug, released: released, updatedAt: now)
-        try connection.run(
-            """
-            INSERT INTO runs (repository, run_id, attempt, workflow, branch, run_number, status, conclusion, slug,
-                released, first_seen_at, updated_at, state)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (repository, run_id, attempt) DO UPDATE SET workflow = excluded.workflow,
-                branch = excluded.branch, run_number = excluded.run_number, status = excluded.status,
-                conclusion = excluded.conclusion, released = excluded.released, updated_at = excluded.updated_at,
-                state = excluded.state
-            """,
-            [
-                .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
-                .string(state.workflowName), .string(state.headBranch), .int(state.run?.runNumber),
-                .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
-                .real(state.firstSeenAt), .real(now), .text(try RunStateJSON.text(of: state) ?? json(state)),
-            ])
-        for job in jobs {
-            try connection.run(
-                """
-                INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,
-                    completed_at, check_run)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT (repository, run_id, attempt, job_id) DO UPDATE SET name = excluded.name,
-                    status = excluded.status, conclusion = excluded.conclusion, started_at = excluded.started_at,
-                    completed_at = excluded.completed_at, check_run = excluded.check_run
-                """,
-                [
-                    .text(state.key.repository), .integer(Int64(state.key.runID)),
-                    .integer(Int64(state.key.attempt)), .integer(Int64(job.id)), .text(job.name),
-                    .text(job.status.rawValue), .string(job.conclusion), .double(job.startedAt),
-                    .double(job.completedAt), .integer(job.isCheckRun ? 1 : 0),
-                ])
-        }
-    }
-
-    func saveHistory(_ summary: RunSummary) throws {
-        let key = summary.key
-        try connection.run(
-            "DELETE FROM step_history WHERE repository = ? AND run_id = ? AND attempt = ?",
-            [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))])
-        for (position, group) in summary.groups.enumerated() {
-            try connection.run(
-                """
-                INSERT INTO step_history (repository, run_id, attempt, workflow, branch, conclusion, finished_at,
-                    position, step, job_count, duration)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt)),
-                    .text(summary.workflow), .string(summary.branch), .text(summary.conclusion),
-                    .real(summary.finishedAt), .integer(Int64(position)), .text(group.name),
-                    .integer(Int64(group.jobCount)), .double(group.duration),
-                ])
-        }
-    }
-
-    func saveCard(_ card: StoredCard) throws {
-        let session = card.session
-        try connection.run(
-            """
-            INSERT INTO activities (slug, name, owner_repository, owner_run_id, owner_attempt, phase, session,
-                progress_floor, desired, acknowledged, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (slug) DO UPDATE SET name = excluded.name, owner_repository = excluded.owner_repository,
-                owner_run_id = excluded.owner_run_id, owner_attempt = excluded.owner_attempt, phase = excluded.phase,
-                session = excluded.session, progress_floor = excluded.progress_floor, desired = excluded.desired,
-                acknowledged = excluded.acknowledged, updated_at = excluded.updated_at
-            """,
-            [
-                .text(session.identity.slug), .text(session.identity.name), .string(session.owner?.repository),
-                .int(session.owner?.runID), .int(session.owner?.attempt), .text(session.phase.rawValue),
-                .text(try json(session)), try card.floor.map { .text(try json($0)) } ?? .null,
-                card.desired.map { .text($0.canonicalString) } ?? .null,
-                session.acknowledged.map { .text(JSONValue.object($0.content).canonicalString) } ?? .null,
-                .real(card.updatedAt),
-            ])
-    }
-
-    /// Records a request the dispatcher made and its answer.
-    public func insert(_ push: PushRecord) throws {
-        try connection.run(
-            """
-            INSERT INTO pushes (slug, repository, run_id, attempt, kind, method, path, body, sent_at, status, outcome,
-                detail)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .text(push.slug), .text(push.run.repository), .integer(Int64(push.run.runID)),
-                .integer(Int64(push.run.attempt)), .text(push.kind), .text(push.method), .text(push.path),
-                .text(push.body), .real(push.sentAt), .int(push.status), .text(push.outcome), .string(push.detail),
-            ])
-    }
-
     // MARK: Restart
 
     /// The engine as storage left it, reading only the work in flight: runs not done with their
@@ -304,15 +165,6 @@ public final class BridgeDatabase {
         for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }
         _ = engine.takeChanges()
         return engine
-    }
-
-    // MARK: Retention
-
-    /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
-    @discardableResult
-    public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
-        try connection.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
-        return connection.changes
     }
 
     // MARK: Encoding

@@ -51,3 +51,85 @@ public struct DeliveryRecord: Sendable, Equatable {
         self.duplicates = duplicates
     }
 }
+
+/// `deliveries`: recording what arrived, counting redeliveries, and the CLI's, admin API's and
+/// status page's reads (`deliveries_by_time`, `deliveries_by_run`, the primary key).
+extension BridgeDatabase {
+    /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
+    public func hasDelivery(_ id: String) throws -> Bool {
+        try connection.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
+    }
+
+    /// Counts a repeated delivery on its first record.
+    public func recordDuplicate(_ id: String, at now: UnixTime) throws {
+        try connection.run(
+            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
+            [.real(now), .text(id)])
+    }
+
+    /// Records a delivery. Its payload is kept compressed when that is smaller: pass `stored` when
+    /// it was compressed already (on the HTTP thread), else it is compressed here.
+    public func insert(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws {
+        let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
+        try connection.run(
+            """
+            INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
+                reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
+                .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
+                .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
+                .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
+                .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
+                .text((payload?.encoding ?? .identity).rawValue),
+            ])
+    }
+
+    /// Recent deliveries, newest first; `run` narrows to one run attempt. Both orders come from an
+    /// index (`deliveries_by_time`; `deliveries_by_run` ends with `received_at`), so no sort.
+    public func listDeliveries(run: RunKey? = nil, limit: Int = 50, includePayload: Bool = false) throws
+        -> [DeliveryRecord]
+    {
+        var sql = """
+            SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
+                content_type, \(includePayload ? "payload" : "NULL"), payload_bytes, duplicates, payload_encoding
+            FROM deliveries
+            """
+        var arguments: [SQLiteValue] = []
+        if let run {
+            sql += " WHERE repository = ? AND run_id = ? AND run_attempt = ?"
+            arguments += [.text(run.repository), .integer(Int64(run.runID)), .integer(Int64(run.attempt))]
+        }
+        sql += " ORDER BY received_at DESC, rowid DESC LIMIT ?"
+        arguments.append(.integer(Int64(limit)))
+        return try connection.query(sql, arguments, Self.deliveryRecord)
+    }
+
+    /// One delivery by id, with its payload while retention keeps it.
+    public func delivery(id: String) throws -> DeliveryRecord? {
+        try connection.queryOne(
+            """
+            SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
+                content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries WHERE id = ?
+            """,
+            [.text(id)], Self.deliveryRecord)
+    }
+
+    /// A `deliveries` row (columns as the queries above select them), its payload inflated. A
+    /// payload that does not inflate to its recorded size (a damaged row) reads as nil.
+    static func deliveryRecord(_ row: SQLiteRow) -> DeliveryRecord {
+        let size = row.int(12) ?? 0
+        let encoding = PayloadCompression.Encoding(rawValue: row.string(14) ?? "") ?? .identity
+        let payload = row.data(11).flatMap {
+            PayloadCompression.payload(PayloadCompression.Stored(encoding: encoding, bytes: $0), size: size)
+        }
+        return DeliveryRecord(
+            id: row.string(0) ?? "", hookID: row.string(1), event: row.string(2) ?? "", action: row.string(3),
+            receivedAt: row.double(4) ?? 0, repository: row.string(5), runID: row.int(6), runAttempt: row.int(7),
+            outcome: DeliveryRecord.Outcome(rawValue: row.string(8) ?? "") ?? .rejected, reason: row.string(9),
+            contentType: row.string(10), payload: payload, payloadBytes: size,
+            duplicates: row.int(13) ?? 0)
+    }
+}

@@ -73,3 +73,27 @@ public struct StoreHistory: HistoryProvider {
         }
     }
 }
+
+/// `step_history`'s write side: a finished run's steps, replaced whole, one row per step.
+extension BridgeDatabase {
+    func saveHistory(_ summary: RunSummary) throws {
+        let key = summary.key
+        try connection.run(
+            "DELETE FROM step_history WHERE repository = ? AND run_id = ? AND attempt = ?",
+            [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))])
+        for (position, group) in summary.groups.enumerated() {
+            try connection.run(
+                """
+                INSERT INTO step_history (repository, run_id, attempt, workflow, branch, conclusion, finished_at,
+                    position, step, job_count, duration)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt)),
+                    .text(summary.workflow), .string(summary.branch), .text(summary.conclusion),
+                    .real(summary.finishedAt), .integer(Int64(position)), .text(group.name),
+                    .integer(Int64(group.jobCount)), .double(group.duration),
+                ])
+        }
+    }
+}
