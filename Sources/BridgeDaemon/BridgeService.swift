@@ -392,7 +392,7 @@ public actor BridgeService {
         do {
             try database.write { database in
                 try database.insert(
-                    PushRecord(
+                    RequestRecord(
                         slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
                         method: planned.request.method.rawValue, path: planned.request.path,
                         body: planned.request.body.canonicalString, sentAt: now, status: status, outcome: outcome,

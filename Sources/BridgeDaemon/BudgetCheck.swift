@@ -27,19 +27,19 @@ public enum BudgetCheck {
     /// nothing yet (the planner's prior alone).
     public struct Forecast: Sendable {
         public var arrivals: RunArrivals
-        public var runsOnCards: Int
+        public var runsHoldingActivities: Int
         /// In words, for the report: "the prior …" or "runs recorded in PATH".
         public var source: String
 
-        public init(arrivals: RunArrivals, runsOnCards: Int, source: String) {
+        public init(arrivals: RunArrivals, runsHoldingActivities: Int, source: String) {
             self.arrivals = arrivals
-            self.runsOnCards = runsOnCards
+            self.runsHoldingActivities = runsHoldingActivities
             self.source = source
         }
 
         /// No history: the prior rate only.
         public static let prior = Forecast(
-            arrivals: RunArrivals(), runsOnCards: 0,
+            arrivals: RunArrivals(), runsHoldingActivities: 0,
             source: "the prior of \(Int(BudgetPlanner.priorRunsPerDay)) runs a day (no database yet)")
     }
 
@@ -80,7 +80,7 @@ public enum BudgetCheck {
         let decision = BudgetPlanner.decide(
             run: RunKey(repository: "", runID: 0, attempt: 1), budget: budget,
             arrivalsPerSecond: forecast.arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),
-            runsOnCards: forecast.runsOnCards, inForce: nil, at: now)
+            runsHoldingActivities: forecast.runsHoldingActivities, inForce: nil, at: now)
         var reason = decision.reason
         if configuration.activity.fidelity != .auto {
             reason =

@@ -28,13 +28,14 @@ public enum RunDocument {
         var documents: [JSONValue] = []
         for stored in attempts {
             let state = stored.state
-            let card = try database.card(slug: stored.slug)
-            let ownsCard = card?.card.session.owner == state.key
+            let card = try database.session(slug: stored.slug)
+            let ownsActivity = card?.stored.session.owner == state.key
             documents.append(
                 attempt(
-                    stored, plan: StepPlanner.plan(for: state), ownsCard: ownsCard,
-                    phase: card?.card.session.phase, desired: ownsCard ? card?.card.desired : nil,
-                    acknowledged: ownsCard ? card?.acknowledged : nil, pushes: try database.pushes(for: state.key),
+                    stored, plan: StepPlanner.plan(for: state), ownsActivity: ownsActivity,
+                    phase: card?.stored.session.phase, desired: ownsActivity ? card?.stored.desired : nil,
+                    acknowledged: ownsActivity ? card?.acknowledged : nil,
+                    pushes: try database.requests(for: state.key),
                     deliveries: try database.listDeliveries(run: state.key, limit: 500)))
         }
         return .array(documents)
@@ -54,8 +55,8 @@ public enum RunDocument {
     }
 
     public static func attempt(
-        _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
-        acknowledged: JSONValue?, pushes: [PushRecord], deliveries: [DeliveryRecord]
+        _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
+        acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord]
     ) -> JSONValue {
         let state = stored.state
         return [
@@ -64,8 +65,8 @@ public enum RunDocument {
             "workflow": state.workflowName.map { .string($0) } ?? .null,
             "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
-            "owns_card": .bool(ownsCard),
-            "phase": ownsCard ? phase.map { .string($0.rawValue) } ?? .null : .null,
+            "owns_card": .bool(ownsActivity),
+            "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,
             "updates_spent": .number(Double(state.updatesSpent ?? 0)),
             "card_decision": state.cardDecision.map(Self.decision) ?? .null,
             "steps": .array(

@@ -69,7 +69,7 @@ enum CheckConfigCommand {
         else { return .prior }
         let onCards = engine.sessions.values.filter { $0.owner != nil && $0.phase != .ended }.count
         return BudgetCheck.Forecast(
-            arrivals: engine.arrivals, runsOnCards: onCards,
+            arrivals: engine.arrivals, runsHoldingActivities: onCards,
             source: "the runs recorded in \(path) over the last 14 days, with the prior")
     }
 

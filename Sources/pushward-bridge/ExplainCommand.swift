@@ -61,12 +61,13 @@ enum ExplainCommand {
             let deliveriesMark = try database.retentionMark("deliveries")
             var sentences: [String] = []
             for stored in attempts {
-                let card = try database.card(slug: stored.slug)
+                let card = try database.session(slug: stored.slug)
                 let deliveries = try database.listDeliveries(run: stored.state.key, limit: 1_000, includePayload: true)
                 var explained = RunExplanation.sentences(
                     RunExplanation.Facts(
-                        run: stored, card: card?.card, acknowledged: card?.acknowledged,
-                        pushes: try database.pushes(for: stored.state.key), deliveries: deliveries, settings: settings
+                        run: stored, session: card?.stored, acknowledged: card?.acknowledged,
+                        requests: try database.requests(for: stored.state.key), deliveries: deliveries,
+                        settings: settings
                     ))
                 // Right after the sentence that names the run: what follows is read knowing it.
                 if let notice = RetentionNotice.prunedDeliveries(

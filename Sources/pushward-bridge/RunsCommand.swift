@@ -111,14 +111,14 @@ enum RunsCommand {
         for stored in attempts {
             let state = stored.state
             let plan = StepPlanner.plan(for: state)
-            let card = try database.card(slug: stored.slug)
-            let ownsCard = card?.card.session.owner == state.key
-            let pushes = try database.pushes(for: state.key)
+            let card = try database.session(slug: stored.slug)
+            let ownsActivity = card?.stored.session.owner == state.key
+            let pushes = try database.requests(for: state.key)
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
-            let desired = ownsCard ? card?.card.desired : nil
-            let acknowledged = ownsCard ? card?.acknowledged : nil
+            let desired = ownsActivity ? card?.stored.desired : nil
+            let acknowledged = ownsActivity ? card?.acknowledged : nil
             var document = RunDocument.attempt(
-                stored, plan: plan, ownsCard: ownsCard, phase: card?.card.session.phase, desired: desired,
+                stored, plan: plan, ownsActivity: ownsActivity, phase: card?.stored.session.phase, desired: desired,
                 acknowledged: acknowledged, pushes: pushes, deliveries: deliveries)
             if let notice = RetentionNotice.prunedDeliveries(
                 stored, remaining: deliveries.count, mark: deliveriesMark),
@@ -130,7 +130,7 @@ enum RunsCommand {
             }
             documents.append(document)
             text += describe(
-                stored, plan: plan, ownsCard: ownsCard, session: card?.card.session, desired: desired,
+                stored, plan: plan, ownsActivity: ownsActivity, session: card?.stored.session, desired: desired,
                 acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, options: options)
         }
         if json {
@@ -149,8 +149,8 @@ enum RunsCommand {
     }
 
     static func describe(
-        _ stored: StoredRun, plan: StepPlan, ownsCard: Bool, session: ActivitySession?, desired: JSONValue?,
-        acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [PushRecord], options: TextOptions
+        _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, session: ActivitySession?, desired: JSONValue?,
+        acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [RequestRecord], options: TextOptions
     ) -> String {
         // Names, reasons and bodies below come from payloads and PushWard's answers: each goes
         // through `safe` (controls made visible) before it joins the text; the card drawing
@@ -160,7 +160,7 @@ enum RunsCommand {
         var text = "\(safe(state.key.repository)) run \(state.key.runID) attempt \(state.key.attempt)"
         text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))\n"
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
-        text += "card: \(safe(stored.slug))" + (ownsCard ? " (this run holds it)" : " (not held by this run now)")
+        text += "card: \(safe(stored.slug))" + (ownsActivity ? " (this run holds it)" : " (not held by this run now)")
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
         text += "\ncost: \(state.updatesSpent ?? 0) PushWard updates (POST + PATCH)"
         if let decision = state.cardDecision {
@@ -175,7 +175,7 @@ enum RunsCommand {
         } else {
             text += "(nothing shown on phones for this run yet)\n"
         }
-        if let session, ownsCard {
+        if let session, ownsActivity {
             if let problem = session.lastProblem {
                 text += "\nlast PushWard problem (\(DatabaseAccess.time(session.lastProblemAt))): \(safe(problem))\n"
             }
@@ -204,7 +204,7 @@ enum RunsCommand {
         for (time, _, line) in events.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) {
             text += "  \(DatabaseAccess.time(time))  \(line)\n"
         }
-        if ownsCard {
+        if ownsActivity {
             // JSON escapes C0 but writes C1 and bidi characters as they are.
             text += "\ndesired:      \(safe(desired?["content"]?.canonicalString ?? "-"))\n"
             text += "acknowledged: \(safe(acknowledged?.canonicalString ?? "-"))\n"

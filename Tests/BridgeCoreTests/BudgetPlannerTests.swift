@@ -16,7 +16,7 @@ struct BudgetPlannerTests {
     ) -> CardDecision {
         BudgetPlanner.decide(
             run: run, budget: PushBudget(used: used, limit: limit, resetsAt: now + daysLeft * day),
-            arrivalsPerSecond: runsPerDay / day, runsOnCards: onCards, inForce: inForce, at: now)
+            arrivalsPerSecond: runsPerDay / day, runsHoldingActivities: onCards, inForce: inForce, at: now)
     }
 
     @Test("an unlimited account is drawn at full")

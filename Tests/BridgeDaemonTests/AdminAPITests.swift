@@ -97,7 +97,7 @@ struct AdminAPITests {
             return try await eventually(timeout: timeout) {
                 let database = try BridgeDatabase(path: path, readOnly: true)
                 return try database.listRuns().allSatisfy { run in
-                    try database.card(slug: run.slug)?.card.session.phase == .ended && run.status == "completed"
+                    try database.session(slug: run.slug)?.stored.session.phase == .ended && run.status == "completed"
                 }
             }
         }
@@ -157,7 +157,7 @@ struct AdminAPITests {
             let drawn = try await eventually {
                 let database = try BridgeDatabase(path: path, readOnly: true)
                 let slug = try database.listRuns(repository: "acme/widgets").first?.slug ?? ""
-                return try database.card(slug: slug)?.acknowledged?["state"] == "Test 0/3"
+                return try database.session(slug: slug)?.acknowledged?["state"] == "Test 0/3"
             }
             #expect(drawn, "the matrix run's card never showed its test step")
 
@@ -271,7 +271,7 @@ struct AdminAPITests {
             #expect(try await admin.waitUntilAllEnded(), "the recorded run's card never ended")
             let (pushes, state) = try await admin.read { database in
                 let key = try #require(try database.listRuns().first?.key)
-                return (try database.pushes(for: key), try #require(try database.storedRun(key)).state)
+                return (try database.requests(for: key), try #require(try database.storedRun(key)).state)
             }
             let acknowledged = pushes.filter { ($0.status ?? 0) / 100 == 2 }
             #expect(!acknowledged.isEmpty)
@@ -347,8 +347,8 @@ struct AdminAPITests {
             runURL: "https://github.com/evil/repo/actions/runs/1",
             shown: StatusSnapshot.Card(content: content.objectValue!, isEnded: false), desired: nil,
             lastProblem: "422 <activity.content_invalid>", lastProblemAt: 90,
-            pushes: [
-                PushRecord(
+            requests: [
+                RequestRecord(
                     slug: "gh-x", run: RunKey(repository: "r", runID: 1, attempt: 1), kind: "update", method: "PATCH",
                     path: "/activities/<x>", body: "{}", sentAt: 95, status: 422, outcome: "rejected",
                     detail: "<detail>")
@@ -415,7 +415,7 @@ struct AdminAPITests {
                 runURL: "https://github.com/acme/widgets/actions/runs/5",
                 shown: StatusSnapshot.Card(content: acknowledged, isEnded: false),
                 desired: StatusSnapshot.Card(content: desired, isEnded: false), lastProblem: nil, lastProblemAt: nil,
-                pushes: [], deliveries: [])
+                requests: [], deliveries: [])
             return StatusPage.render(StatusSnapshot(runs: [run], takenAt: 150))
         }
         let same = page(desired: sameButWindow)

@@ -47,7 +47,7 @@ struct CLITests {
 
             let slug = try #require(try await daemon.read { try $0.listRuns().first?.slug })
             #expect(try await daemon.waitUntilEnded(slug: slug))
-            let acknowledged = try await daemon.read { try $0.card(slug: slug)?.acknowledged }
+            let acknowledged = try await daemon.read { try $0.session(slug: slug)?.acknowledged }
             try await daemon.stop()
             return Replayed(
                 directory: directory, database: daemon.databasePath, slug: slug, acknowledged: acknowledged)

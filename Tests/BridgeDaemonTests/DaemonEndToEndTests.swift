@@ -36,7 +36,7 @@ struct DaemonEndToEndTests {
             let slug = run.slug
             let key = run.key
             let (card, pushes) = try await daemon.read { database in
-                (try database.card(slug: slug), try database.pushes(for: key))
+                (try database.session(slug: slug), try database.requests(for: key))
             }
             let stored = try #require(card)
 
@@ -46,9 +46,9 @@ struct DaemonEndToEndTests {
             let rendered = try #require(harness.server.activities[slug], "render drew no card on \(slug)")
             #expect(rendered.state == "ended")
             #expect(stored.acknowledged == .object(rendered.content))
-            #expect(stored.card.desired?["content"] == .object(rendered.content))
-            #expect(stored.card.desired?["final"] == true)
-            #expect(stored.card.session.owner == key)
+            #expect(stored.stored.desired?["content"] == .object(rendered.content))
+            #expect(stored.stored.desired?["final"] == true)
+            #expect(stored.stored.session.owner == key)
 
             let kinds = pushes.map(\.kind)
             #expect(kinds.first == "create")
@@ -112,10 +112,10 @@ struct DaemonEndToEndTests {
 
         let second = try await RunningDaemon.start(configuration, directory: directory)
         try await deliver(Self.secondRunOpening, to: second)
-        let card = try await second.read { try $0.card(slug: slug) }
+        let card = try await second.read { try $0.session(slug: slug) }
         try await second.stop()
 
-        let desired = try #require(card?.card.desired)
+        let desired = try #require(card?.stored.desired)
         #expect(desired["run"] == .string(RunKey(repository: "acme/widgets", runID: 102, attempt: 1).description))
         let content = try #require(desired["content"])
         #expect(content["total_steps"] == 3)
@@ -126,7 +126,7 @@ struct DaemonEndToEndTests {
         // Without that history the same deliveries know of one step only and draw no weights.
         let fresh = try await withDaemon { daemon in
             try await deliver(Self.secondRunOpening, to: daemon)
-            return try await daemon.read { try $0.card(slug: slug)?.card.desired?["content"] }
+            return try await daemon.read { try $0.session(slug: slug)?.stored.desired?["content"] }
         }
         #expect(fresh?["total_steps"] == 1)
         #expect(fresh?["step_weights"] == nil)
@@ -412,7 +412,7 @@ struct DaemonEndToEndTests {
             #expect(
                 try await eventually {
                     let database = try BridgeDatabase(path: path, readOnly: true)
-                    return try database.card(slug: healthySlug)?.card.session.phase == .live
+                    return try database.session(slug: healthySlug)?.stored.session.phase == .live
                 })
             let (runs, cards) = try await daemon.read { database in
                 (

@@ -214,7 +214,7 @@ final class RunningDaemon: @unchecked Sendable {
         let path = databasePath
         return try await eventually(timeout: timeout) {
             let database = try BridgeDatabase(path: path, readOnly: true)
-            return try database.card(slug: slug)?.card.session.phase == .ended
+            return try database.session(slug: slug)?.stored.session.phase == .ended
         }
     }
 }

@@ -81,7 +81,7 @@ struct DispatchEndToEndTests {
 
         func card(_ slug: String) throws -> ActivitySession? {
             let database = try BridgeDatabase(path: databasePath, readOnly: true)
-            return try database.card(slug: slug)?.card.session
+            return try database.session(slug: slug)?.stored.session
         }
     }
 

@@ -127,8 +127,8 @@ enum HostileInput {
             let runs = try database.listRuns(limit: 100)
             guard runs.count == 2 * count else { return false }
             return try runs.allSatisfy { run in
-                guard let card = try database.card(slug: run.slug), card.acknowledged != nil else { return false }
-                return run.key.runID >= 800 || card.card.session.phase == .ended
+                guard let card = try database.session(slug: run.slug), card.acknowledged != nil else { return false }
+                return run.key.runID >= 800 || card.stored.session.phase == .ended
             }
         }
         if !drawn { throw TestFailure("the hostile runs' cards were never all drawn") }

@@ -22,7 +22,7 @@ struct RunExplanationTests {
         let slug = try #require(engine.slugs[key])
         let session = engine.sessions[slug]
         let pushes = harness.sent.filter { $0.planned.run == key }.map { output in
-            PushRecord(
+            RequestRecord(
                 slug: slug, run: key, kind: output.planned.kind.rawValue,
                 method: output.planned.request.method.rawValue,
                 path: output.planned.request.path, body: output.planned.request.body.canonicalString, sentAt: output.at,
@@ -30,8 +30,9 @@ struct RunExplanationTests {
         }
         return RunExplanation.Facts(
             run: StoredRun(state: state, slug: slug, released: engine.released.contains(key), updatedAt: 0),
-            card: session.map { StoredCard(session: $0, floor: nil, desired: nil, updatedAt: 0) }, acknowledged: nil,
-            pushes: pushes, deliveries: deliveries, settings: engine.settings)
+            session: session.map { StoredSession(session: $0, floor: nil, desired: nil, updatedAt: 0) },
+            acknowledged: nil,
+            requests: pushes, deliveries: deliveries, settings: engine.settings)
     }
 
     @Test("a first run grows live; a second is seeded from it, weighted, and its windows are explained")

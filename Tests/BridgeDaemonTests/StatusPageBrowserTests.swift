@@ -108,7 +108,7 @@ struct StatusPageBrowserTests {
         let drawn = try await eventually {
             let database = try BridgeDatabase(path: path, readOnly: true)
             let run = try database.listRuns(repository: "acme/widgets").first { $0.key.runID == 9_102 }
-            let content = try run.flatMap { try database.card(slug: $0.slug)?.acknowledged }
+            let content = try run.flatMap { try database.session(slug: $0.slug)?.acknowledged }
             return content?["live_progress"] == true && content?["state"] == "Test 1/3"
         }
         #expect(drawn, "the active run never showed its test step with a live window")
@@ -213,13 +213,13 @@ struct StatusPageBrowserTests {
             let tables = Self.matches("<table class=\"requests\">(.*?)</table>", in: dom)
             #expect(tables.count == snapshot.runs.count)
             let rows = tables.map { $0.components(separatedBy: "<tr>").count - 2 }
-            #expect(rows == snapshot.runs.map { min(40, $0.pushes.count) })
+            #expect(rows == snapshot.runs.map { min(40, $0.requests.count) })
             #expect(rows.allSatisfy { $0 > 0 })
             #expect(dom.contains(">acknowledged</span>"))
             // The budget: the header's standing, and the month chart with a bar per day that cost.
             #expect(dom.contains(" / 100,000 updates · resets "), "the header's budget")
             let period = BudgetChart.Period.of(resetsAt: account.quotaResetsAt, now: Date().timeIntervalSince1970)
-            let days = try await admin.read { try $0.acknowledgedPushesPerDay(since: period.start) }
+            let days = try await admin.read { try $0.acknowledgedRequestsPerDay(since: period.start) }
             #expect(!days.isEmpty)
             #expect(Self.matches("<rect class=\"bar\"([^>]*)>", in: dom).count == days.count, "a bar per day")
             #expect(dom.contains("class=\"limit-line\""))

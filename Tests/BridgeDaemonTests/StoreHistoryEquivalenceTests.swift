@@ -142,7 +142,7 @@ struct StoreHistoryEquivalenceTests {
         let reader = try BridgeDatabase(path: store.directory.path("bridge.sqlite"), readOnly: true)
         var totals: [String: Int] = [:]
         for slug in Set(store.lines.map(\.slug)) {
-            totals[slug] = try reader.card(slug: slug)?.card.session.totalUpdates
+            totals[slug] = try reader.session(slug: slug)?.stored.session.totalUpdates
         }
         return (Dictionary(grouping: store.lines, by: \.slug), totals)
     }

@@ -18,7 +18,7 @@ struct BudgetQueriesTests {
 
     func push(at time: UnixTime, status: Int?, outcome: String = "acknowledged") throws {
         try database.insert(
-            PushRecord(
+            RequestRecord(
                 slug: "gh-1", run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), kind: "update",
                 method: "PATCH", path: "/activities/gh-1", body: "{}", sentAt: time, status: status, outcome: outcome,
                 detail: nil))
@@ -41,7 +41,7 @@ struct BudgetQueriesTests {
         try push(at: day + 3_600, status: 429, outcome: "rate_limited")
         try push(at: day + 3_600, status: nil, outcome: "dry-run")
         try push(at: day + 86_400 * 2 + 5, status: 200)
-        let counts = try database.acknowledgedPushesPerDay(since: day)
+        let counts = try database.acknowledgedRequestsPerDay(since: day)
         #expect(counts.map(\.day) == [day, day + 2 * 86_400])
         #expect(counts.map(\.count) == [2, 1])
 
@@ -60,11 +60,11 @@ struct BudgetQueriesTests {
         try push(at: day + 86_400 + 10, status: 200)
         try push(at: day + 86_400 + 20, status: 500, outcome: "failed")
         try push(at: day + 3 * 86_400, status: 201)
-        let counts = try database.acknowledgedPushesPerDay(since: day + 5_000)
+        let counts = try database.acknowledgedRequestsPerDay(since: day + 5_000)
         #expect(counts.map(\.day) == [day, day + 86_400, day + 3 * 86_400])
         #expect(counts.map(\.count) == [1, 1, 1])
         #expect(
-            try database.acknowledgedPushesPerDay(since: day + 8_000).map(\.day) == [day + 86_400, day + 3 * 86_400])
+            try database.acknowledgedRequestsPerDay(since: day + 8_000).map(\.day) == [day + 86_400, day + 3 * 86_400])
     }
 
     @Test("decisions since the start come oldest first with their level; the list carries each run's cost")

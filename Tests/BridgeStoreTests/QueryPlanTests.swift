@@ -20,7 +20,7 @@ struct QueryPlanTests {
     /// The files holding each table's statements; each `public func` in them must be in `readers`
     /// or `writers`.
     static let queryFiles = [
-        "DeliveryRecord.swift", "PushRecord.swift", "StoredRun.swift", "StoredCard.swift", "RunListing.swift",
+        "DeliveryRecord.swift", "RequestRecord.swift", "StoredRun.swift", "StoredSession.swift", "RunListing.swift",
     ]
 
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
@@ -36,8 +36,8 @@ struct QueryPlanTests {
             _ = try database.listRuns(repository: run.repository, limit: 5)
         },
         "runAttempts": { _ = try $0.runAttempts(runID: run.runID) },
-        "card": { _ = try $0.card(slug: "gh-1") },
-        "pushes": { _ = try $0.pushes(for: run) },
+        "session": { _ = try $0.session(slug: "gh-1") },
+        "requests": { _ = try $0.requests(for: run) },
         "listDeliveries": { database in
             _ = try database.listDeliveries()
             _ = try database.listDeliveries(limit: 5, includePayload: true)
@@ -47,7 +47,7 @@ struct QueryPlanTests {
         "delivery": { _ = try $0.delivery(id: "d-1") },
         "hasDelivery": { _ = try $0.hasDelivery("d-1") },
         "storedRun": { _ = try $0.storedRun(run) },
-        "acknowledgedPushesPerDay": { _ = try $0.acknowledgedPushesPerDay(since: 0) },
+        "acknowledgedRequestsPerDay": { _ = try $0.acknowledgedRequestsPerDay(since: 0) },
         "cardDecisions": { _ = try $0.cardDecisions(since: 0) },
     ]
 
@@ -92,7 +92,7 @@ struct QueryPlanTests {
                         repository: run.repository, runID: run.runID, runAttempt: 1, outcome: .applied, reason: nil,
                         contentType: "application/json", payload: Data("{}".utf8), payloadBytes: 2))
                 try database.insert(
-                    PushRecord(
+                    RequestRecord(
                         slug: "gh-1", run: run, kind: "update", method: "PATCH", path: "/activities/gh-1", body: "{}",
                         sentAt: now, status: 200, outcome: "acknowledged", detail: nil))
             }

@@ -68,7 +68,7 @@ struct RetentionTests {
         }
         for index in 0..<pushes {
             try database.insert(
-                PushRecord(
+                RequestRecord(
                     slug: "gh-slug", run: RunKey(repository: repository, runID: runID, attempt: attempt),
                     kind: "update", method: "PATCH", path: "/activities/gh-slug", body: "{}",
                     sentAt: updatedAt - Double(index), status: 200, outcome: "acknowledged", detail: nil))

@@ -23,7 +23,7 @@ public enum BudgetPlanner {
     static let upgradeMargin = 1.2
 
     public static func decide(
-        run: RunKey, budget: PushBudget, arrivalsPerSecond: Double, runsOnCards: Int, inForce: Fidelity?,
+        run: RunKey, budget: PushBudget, arrivalsPerSecond: Double, runsHoldingActivities: Int, inForce: Fidelity?,
         at now: UnixTime
     ) -> CardDecision {
         guard let limit = budget.limit else {
@@ -31,7 +31,7 @@ public enum BudgetPlanner {
                 level: .full, reason: "the account has no monthly limit", decidedAt: now, remaining: nil,
                 forecastRuns: nil)
         }
-        let remaining = limit - budget.used - runsOnCards * ActivitySettings.reservedForEnd
+        let remaining = limit - budget.used - runsHoldingActivities * ActivitySettings.reservedForEnd
         let forecast = forecastRuns(budget: budget, arrivalsPerSecond: arrivalsPerSecond, at: now)
         let perRun = Double(remaining) / forecast
         let figures =

@@ -2,7 +2,7 @@ extension BridgeEngine {
     /// The run that should hold each card: the newest run on the slug that still needs it. A run
     /// that finishes while another holds the card is done with it; when the holder ends, the newest
     /// run still in progress takes the card over.
-    mutating func reassignCards(_ slugsToCheck: String...) {
+    mutating func reassignActivities(_ slugsToCheck: String...) {
         for slug in slugsToCheck {
             dirtySlugs.insert(slug)
             let owner = sessions[slug]?.owner
@@ -56,7 +56,7 @@ extension BridgeEngine {
         let decision = BudgetPlanner.decide(
             run: run, budget: budget,
             arrivalsPerSecond: arrivals.rate(at: now, priorPerDay: BudgetPlanner.priorRunsPerDay),
-            runsOnCards: onCards, inForce: levelInForce, at: now)
+            runsHoldingActivities: onCards, inForce: levelInForce, at: now)
         if let level = decision.level { levelInForce = level }
         return decision
     }
@@ -180,7 +180,7 @@ extension BridgeEngine {
         dirtySlugs.insert(slug)
         if updated.phase == .ended, let owner = updated.owner {
             release(owner, slug: slug)
-            reassignCards(slug)
+            reassignActivities(slug)
         }
     }
 

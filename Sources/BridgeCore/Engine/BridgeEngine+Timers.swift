@@ -9,7 +9,7 @@ extension BridgeEngine {
                 conclusion: Self.inferredConclusion(StepPlanner.plan(for: state)), recognizedAt: due, source: .inferred)
             changes.runs.insert(key)
             recordHistory(for: key)
-            if let slug = slugs[key] { reassignCards(slug) }
+            if let slug = slugs[key] { reassignActivities(slug) }
         }
     }
 

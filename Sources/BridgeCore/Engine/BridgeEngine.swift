@@ -150,11 +150,11 @@ public struct BridgeEngine: Sendable {
             slugs[key] = slug
             contendersBySlug[slug, default: []].insert(key)
         }
-        if sessions[slug] == nil, let card = try provider.storedCard(slug: slug) {
+        if sessions[slug] == nil, let card = try provider.storedSession(slug: slug) {
             restore(session: card.session, floor: card.floor)
         }
         if state.completion != nil { recordHistory(for: key) }
-        reassignCards(slug)
+        reassignActivities(slug)
     }
 
     /// Puts back a run the engine let go of, when storage has it: a late delivery then moves the

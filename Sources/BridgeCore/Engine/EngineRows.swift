@@ -1,6 +1,6 @@
 /// What one step of the engine changed, as the rows the store writes: each run with its slug and
 /// the jobs whose records moved, the history of runs that finished, arrival counts, the gate, and
-/// each card the step touched with its desired content already built. The store writes these
+/// each session the step touched with its desired content already built. The store writes these
 /// and computes nothing of the domain (`BridgeDatabase.save`).
 public struct EngineRows: Sendable {
     public struct Run: Sendable {
@@ -11,10 +11,10 @@ public struct EngineRows: Sendable {
         public var jobs: [JobRecord]
     }
 
-    public struct Card: Sendable {
+    public struct Session: Sendable {
         public var session: ActivitySession
         public var floor: ProgressFloor?
-        /// What the core wants shown now, nil when nothing is (the card has no owner).
+        /// What the core wants shown now, nil when nothing is (the activity has no owner).
         public var desired: DesiredActivity?
     }
 
@@ -24,7 +24,7 @@ public struct EngineRows: Sendable {
     public var arrivals: [(hour: Int, runs: Int)] = []
     /// The gate, when it changed.
     public var gate: DispatchGate?
-    public var cards: [Card] = []
+    public var sessions: [Session] = []
 
     public init() {}
 }
@@ -46,8 +46,9 @@ extension BridgeEngine {
         for key in changes.runs { if let slug = slugs[key] { touched.insert(slug) } }
         for slug in touched.sorted() {
             guard let session = sessions[slug] else { continue }
-            rows.cards.append(
-                EngineRows.Card(session: session, floor: progressFloors[slug], desired: desired(slug: slug, at: now)))
+            rows.sessions.append(
+                EngineRows.Session(session: session, floor: progressFloors[slug], desired: desired(slug: slug, at: now))
+            )
         }
         return rows
     }

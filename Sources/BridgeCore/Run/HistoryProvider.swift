@@ -21,7 +21,7 @@ public protocol HistoryProvider {
     func latestAttempt(repository: String, runID: Int, below attempt: Int) throws(Failure) -> RunState?
 
     /// A card the engine holds no longer (ended and idle): how it stood when last written.
-    func storedCard(slug: String) throws(Failure) -> StoredCardState?
+    func storedSession(slug: String) throws(Failure) -> StoredSessionState?
 }
 
 /// A run as storage keeps it, for `HistoryProvider.storedRun`.
@@ -37,8 +37,8 @@ public struct StoredRunState: Sendable, Equatable {
     }
 }
 
-/// A card as storage keeps it, for `HistoryProvider.storedCard`.
-public struct StoredCardState: Sendable, Equatable {
+/// A card as storage keeps it, for `HistoryProvider.storedSession`.
+public struct StoredSessionState: Sendable, Equatable {
     public var session: ActivitySession
     public var floor: ProgressFloor?
 

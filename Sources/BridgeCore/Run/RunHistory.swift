@@ -78,5 +78,5 @@ extension RunHistory: HistoryProvider {
 
     public func latestAttempt(repository: String, runID: Int, below attempt: Int) -> RunState? { nil }
 
-    public func storedCard(slug: String) -> StoredCardState? { nil }
+    public func storedSession(slug: String) -> StoredSessionState? { nil }
 }

@@ -8,20 +8,20 @@ import Foundation
 public enum RunExplanation {
     public struct Facts: Sendable {
         public var run: StoredRun
-        public var card: StoredCard?
+        public var session: StoredSession?
         public var acknowledged: JSONValue?
-        public var pushes: [PushRecord]
+        public var requests: [RequestRecord]
         public var deliveries: [DeliveryRecord]
         public var settings: ActivitySettings
 
         public init(
-            run: StoredRun, card: StoredCard?, acknowledged: JSONValue?, pushes: [PushRecord],
+            run: StoredRun, session: StoredSession?, acknowledged: JSONValue?, requests: [RequestRecord],
             deliveries: [DeliveryRecord], settings: ActivitySettings
         ) {
             self.run = run
-            self.card = card
+            self.session = session
             self.acknowledged = acknowledged
-            self.pushes = pushes
+            self.requests = requests
             self.deliveries = deliveries
             self.settings = settings
         }
@@ -52,14 +52,14 @@ public enum RunExplanation {
 
     static func ownership(_ facts: Facts) -> [String] {
         let key = facts.run.state.key
-        guard let session = facts.card?.session else {
+        guard let session = facts.session?.session else {
             return ["No card was written for it yet."]
         }
         if session.owner == key {
             return ["It holds the card now (phase: \(describe(session.phase)))."]
         }
         let holder = session.owner.map { "run \($0.runID) attempt \($0.attempt)" } ?? "no run"
-        if facts.run.state.completion != nil, facts.pushes.isEmpty {
+        if facts.run.state.completion != nil, facts.requests.isEmpty {
             return [
                 "It never drew on the card: \(holder) held it, and this run finished meanwhile, so it had nothing "
                     + "left to show (the newest run owns a card; a finished run does not take it back)."
@@ -140,7 +140,7 @@ public enum RunExplanation {
     static func windows(_ facts: Facts, plan: StepPlan) -> [String] {
         var sentences: [String] = []
         var step: Int?
-        for push in facts.pushes where push.method == "PATCH" {
+        for push in facts.requests where push.method == "PATCH" {
             guard let content = (try? JSONValue(parsing: Data(push.body.utf8)))?["content"]?.objectValue else {
                 continue
             }
@@ -179,15 +179,15 @@ public enum RunExplanation {
                     + "\(Int(facts.settings.completionGrace)) s, so at \(at) it was taken as finished, conclusion "
                     + "inferred from its jobs: \(completion.conclusion).")
         }
-        if let final = facts.pushes.first(where: { $0.kind == "finalFrame" }) {
+        if let final = facts.requests.first(where: { $0.kind == "finalFrame" }) {
             sentences.append(
                 "The end frame went out at \(GitHubTimestamp.format(final.sentAt)) (end_delay "
                     + "\(Int(facts.settings.endDelay)) s, so late job deliveries could still land in it).")
         }
-        if let end = facts.pushes.first(where: { $0.kind == "end" }) {
+        if let end = facts.requests.first(where: { $0.kind == "end" }) {
             sentences.append("The activity was ended at \(GitHubTimestamp.format(end.sentAt)).")
         }
-        if facts.pushes.contains(where: { $0.kind == "correction" }) {
+        if facts.requests.contains(where: { $0.kind == "correction" }) {
             sentences.append(
                 "Deliveries arrived after the end (GitHub does not order them), so the ended card got a correction.")
         }
@@ -196,7 +196,7 @@ public enum RunExplanation {
 
     static func problems(_ facts: Facts) -> [String] {
         var sentences: [String] = []
-        for push in facts.pushes where push.outcome != "acknowledged" && push.outcome != "dry-run" {
+        for push in facts.requests where push.outcome != "acknowledged" && push.outcome != "dry-run" {
             let at = GitHubTimestamp.format(push.sentAt)
             let detail = push.detail.map { ": \($0)" } ?? ""
             switch push.outcome {
@@ -218,7 +218,7 @@ public enum RunExplanation {
                 sentences.append("At \(at) a \(push.kind) ended as \(push.outcome)\(detail).")
             }
         }
-        if facts.pushes.allSatisfy({ $0.outcome == "dry-run" }), !facts.pushes.isEmpty {
+        if facts.requests.allSatisfy({ $0.outcome == "dry-run" }), !facts.requests.isEmpty {
             sentences.append("The bridge runs in dry-run mode (no API key): these requests were recorded, not sent.")
         }
         return sentences

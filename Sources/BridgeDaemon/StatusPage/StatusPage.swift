@@ -110,7 +110,7 @@ public enum StatusPage {
         }
         let open = run.isActive ? " open" : ""
         html += "<details class=\"history\"\(open)><summary>PushWard requests <span class=\"count\">"
-        html += "\(run.pushes.count)</span></summary>" + requestTable(run.pushes) + "</details>"
+        html += "\(run.requests.count)</span></summary>" + requestTable(run.requests) + "</details>"
         html += "<details class=\"history\"\(open)><summary>Deliveries <span class=\"count\">"
         html += "\(run.deliveries.count)</span></summary>" + deliveryTable(run.deliveries) + "</details>"
         return html + "</div></article>"
@@ -205,7 +205,7 @@ public enum StatusPage {
 
     // MARK: History tables
 
-    static func requestTable(_ pushes: [PushRecord]) -> String {
+    static func requestTable(_ pushes: [RequestRecord]) -> String {
         guard !pushes.isEmpty else { return "<p class=\"none\">No requests yet.</p>" }
         var html = "<div class=\"table\"><table class=\"requests\"><thead><tr><th>Time</th><th>Kind</th>"
         html += "<th>Request</th><th>Status</th><th>Outcome</th></tr></thead><tbody>"

@@ -45,7 +45,7 @@ public struct StatusSnapshot: Sendable {
         public var lastProblem: String?
         public var lastProblemAt: UnixTime?
         /// Newest first.
-        public var pushes: [PushRecord]
+        public var requests: [RequestRecord]
         /// Newest first.
         public var deliveries: [DeliveryRecord]
         /// The level the push budget gave the run, and why; nil when the run predates the planner.
@@ -53,7 +53,7 @@ public struct StatusSnapshot: Sendable {
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
-            lastProblemAt: UnixTime?, pushes: [PushRecord], deliveries: [DeliveryRecord],
+            lastProblemAt: UnixTime?, requests: [RequestRecord], deliveries: [DeliveryRecord],
             cardDecision: CardDecision? = nil
         ) {
             self.listing = listing
@@ -62,7 +62,7 @@ public struct StatusSnapshot: Sendable {
             self.desired = desired
             self.lastProblem = lastProblem
             self.lastProblemAt = lastProblemAt
-            self.pushes = pushes
+            self.requests = requests
             self.deliveries = deliveries
             self.cardDecision = cardDecision
         }
@@ -117,16 +117,16 @@ public struct StatusSnapshot: Sendable {
         for listing in try database.listRuns(limit: limit) {
             let key = listing.key
             let stored = try database.storedRun(key)
-            let card = try database.card(slug: listing.slug)
-            let pushes = try database.pushes(for: key)
+            let card = try database.session(slug: listing.slug)
+            let pushes = try database.requests(for: key)
             var shown: Card?
             var desired: Card?
             var session: ActivitySession?
-            if listing.ownsActivity, let owned = card?.card.session {
+            if listing.ownsActivity, let owned = card?.stored.session {
                 session = owned
                 let ended = owned.acknowledged?.state == "ended"
                 shown = card?.acknowledged?.objectValue.map { Card(content: $0, isEnded: ended) }
-                desired = card?.card.desired?["content"]?.objectValue.map {
+                desired = card?.stored.desired?["content"]?.objectValue.map {
                     Card(content: $0, isEnded: owned.phase == .ended)
                 }
             } else {
@@ -138,12 +138,12 @@ public struct StatusSnapshot: Sendable {
                     runURL: stored?.state.runURL
                         ?? "https://github.com/\(PercentEncoding.path(key.repository))/actions/runs/\(key.runID)",
                     shown: shown, desired: desired, lastProblem: session?.lastProblem,
-                    lastProblemAt: session?.lastProblemAt, pushes: pushes.reversed(),
+                    lastProblemAt: session?.lastProblemAt, requests: pushes.reversed(),
                     deliveries: try database.listDeliveries(run: key, limit: 200),
                     cardDecision: stored?.state.cardDecision))
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
-        let days = try database.acknowledgedPushesPerDay(since: period.start).map {
+        let days = try database.acknowledgedRequestsPerDay(since: period.start).map {
             BudgetChart.Day(start: $0.day, updates: $0.count)
         }
         // A level name this build does not know is no change it can draw.
@@ -158,7 +158,7 @@ public struct StatusSnapshot: Sendable {
     /// The card as this run's own acknowledged requests left it. A run that lost its card to a
     /// newer one still deserves a drawing; its first frame set every field, so its requests alone
     /// rebuild what the phones showed.
-    public static func replayed(_ pushes: [PushRecord]) -> Card? {
+    public static func replayed(_ pushes: [RequestRecord]) -> Card? {
         var activity: StoredActivity?
         for push in pushes where push.outcome == "acknowledged" || push.outcome == "dry-run" {
             guard let body = try? JSONValue(parsing: Data(push.body.utf8)) else { continue }

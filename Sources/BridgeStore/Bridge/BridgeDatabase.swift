@@ -3,7 +3,7 @@ import Foundation
 
 /// The bridge's SQLite database: deliveries, runs and their jobs, step history, activities and
 /// pushes. Each table's statements live with its record type (`DeliveryRecord`, `StoredRun`,
-/// `RunListing`, `StoredCard`, `PushRecord`, `StoreHistory` for step history); this file opens the
+/// `RunListing`, `StoredSession`, `RequestRecord`, `StoreHistory` for step history); this file opens the
 /// file, is the door (`write`, `read`), saves what the engine changed and loads it at start;
 /// retention's batches, which span tables, are in `BridgeDatabase+Retention.swift`. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
 /// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
@@ -92,10 +92,10 @@ public final class BridgeDatabase {
                 """,
                 [.text(try json(gate)), .real(now)])
         }
-        for card in rows.cards {
-            try saveCard(
-                StoredCard(
-                    session: card.session, floor: card.floor, desired: card.desired.map(desiredJSON), updatedAt: now))
+        for row in rows.sessions {
+            try saveSession(
+                StoredSession(
+                    session: row.session, floor: row.floor, desired: row.desired.map(desiredJSON), updatedAt: now))
         }
     }
 

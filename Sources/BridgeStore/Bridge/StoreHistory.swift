@@ -63,11 +63,11 @@ public struct StoreHistory: HistoryProvider {
         ) { row in try database.decode(RunState.self, row.string(0) ?? "") }
     }
 
-    public func storedCard(slug: String) throws -> StoredCardState? {
+    public func storedSession(slug: String) throws -> StoredSessionState? {
         try database.connection.queryOne(
             "SELECT session, progress_floor FROM activities WHERE slug = ?", [.text(slug)]
         ) { row in
-            StoredCardState(
+            StoredSessionState(
                 session: try database.decode(ActivitySession.self, row.string(0) ?? ""),
                 floor: try row.string(1).map { try database.decode(ProgressFloor.self, $0) })
         }

@@ -2,7 +2,7 @@ import BridgeCore
 import Foundation
 
 /// A card as storage holds it.
-public struct StoredCard: Sendable, Equatable {
+public struct StoredSession: Sendable, Equatable {
     public var session: ActivitySession
     public var floor: ProgressFloor?
     /// What the core wanted shown when the card was last written.
@@ -20,7 +20,7 @@ public struct StoredCard: Sendable, Equatable {
 /// `activities`: one row per slug, the session and its progress floor as JSON, with the desired
 /// and acknowledged content beside them for the CLI, the admin API and the status page.
 extension BridgeDatabase {
-    func saveCard(_ card: StoredCard) throws {
+    func saveSession(_ card: StoredSession) throws {
         let session = card.session
         try connection.run(
             """
@@ -57,12 +57,12 @@ extension BridgeDatabase {
     }
 
     /// The card a slug names, as last written.
-    public func card(slug: String) throws -> (card: StoredCard, acknowledged: JSONValue?)? {
+    public func session(slug: String) throws -> (stored: StoredSession, acknowledged: JSONValue?)? {
         try connection.queryOne(
             "SELECT session, progress_floor, desired, acknowledged, updated_at FROM activities WHERE slug = ?",
             [.text(slug)]
         ) { row in
-            let card = StoredCard(
+            let card = StoredSession(
                 session: try decode(ActivitySession.self, row.string(0) ?? ""),
                 floor: try row.string(1).map { try decode(ProgressFloor.self, $0) },
                 desired: try row.string(2).map { try JSONValue(parsing: Data($0.utf8)) }, updatedAt: row.double(4) ?? 0)

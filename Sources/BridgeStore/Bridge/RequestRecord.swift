@@ -2,7 +2,7 @@ import BridgeCore
 import Foundation
 
 /// One request the dispatcher sent (or, in dry-run mode, would have sent), and PushWard's answer.
-public struct PushRecord: Sendable, Equatable {
+public struct RequestRecord: Sendable, Equatable {
     public var id: Int64?
     public var slug: String
     public var run: RunKey
@@ -41,7 +41,7 @@ public struct PushRecord: Sendable, Equatable {
 /// counts only the first day from `pushes` itself (`pushes_by_time`).
 extension BridgeDatabase {
     /// Records a request the dispatcher made and its answer.
-    public func insert(_ push: PushRecord) throws {
+    public func insert(_ push: RequestRecord) throws {
         try connection.run(
             """
             INSERT INTO pushes (slug, repository, run_id, attempt, kind, method, path, body, sent_at, status, outcome,
@@ -56,7 +56,7 @@ extension BridgeDatabase {
     }
 
     /// The requests made for a run attempt, oldest first.
-    public func pushes(for run: RunKey) throws -> [PushRecord] {
+    public func requests(for run: RunKey) throws -> [RequestRecord] {
         try connection.query(
             """
             SELECT id, slug, kind, method, path, body, sent_at, status, outcome, detail FROM pushes
@@ -64,7 +64,7 @@ extension BridgeDatabase {
             """,
             [.text(run.repository), .integer(Int64(run.runID)), .integer(Int64(run.attempt))]
         ) { row in
-            PushRecord(
+            RequestRecord(
                 id: row.int(0).map(Int64.init), slug: row.string(1) ?? "", run: run, kind: row.string(2) ?? "",
                 method: row.string(3) ?? "", path: row.string(4) ?? "", body: row.string(5) ?? "",
                 sentAt: row.double(6) ?? 0, status: row.int(7), outcome: row.string(8) ?? "", detail: row.string(9))
@@ -78,7 +78,7 @@ extension BridgeDatabase {
     /// Whole days come from `pushes_per_day`, which a trigger keeps as requests are recorded, so
     /// the page reads a row per day rather than every request of the month; only the day `since`
     /// falls in is counted from `pushes` (through `pushes_by_time`), from `since` on.
-    public func acknowledgedPushesPerDay(since: UnixTime) throws -> [(day: UnixTime, count: Int)] {
+    public func acknowledgedRequestsPerDay(since: UnixTime) throws -> [(day: UnixTime, count: Int)] {
         let first = (since / 86_400).rounded(.down)
         let partial =
             try connection.queryOne(
