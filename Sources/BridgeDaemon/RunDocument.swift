@@ -28,13 +28,13 @@ public enum RunDocument {
         var documents: [JSONValue] = []
         for stored in attempts {
             let state = stored.state
-            let card = try database.session(slug: stored.slug)
-            let ownsActivity = card?.stored.session.owner == state.key
+            let activity = try database.session(slug: stored.slug)
+            let ownsActivity = activity?.stored.session.owner == state.key
             documents.append(
                 attempt(
                     stored, plan: StepPlanner.plan(for: state), ownsActivity: ownsActivity,
-                    phase: card?.stored.session.phase, desired: ownsActivity ? card?.stored.desired : nil,
-                    acknowledged: ownsActivity ? card?.acknowledged : nil,
+                    phase: activity?.stored.session.phase, desired: ownsActivity ? activity?.stored.desired : nil,
+                    acknowledged: ownsActivity ? activity?.acknowledged : nil,
                     pushes: try database.requests(for: state.key),
                     deliveries: try database.listDeliveries(run: state.key, limit: 500)))
         }

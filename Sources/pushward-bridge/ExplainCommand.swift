@@ -61,11 +61,11 @@ enum ExplainCommand {
             let deliveriesMark = try database.retentionMark("deliveries")
             var sentences: [String] = []
             for stored in attempts {
-                let card = try database.session(slug: stored.slug)
+                let activity = try database.session(slug: stored.slug)
                 let deliveries = try database.listDeliveries(run: stored.state.key, limit: 1_000, includePayload: true)
                 var explained = RunExplanation.sentences(
                     RunExplanation.Facts(
-                        run: stored, session: card?.stored, acknowledged: card?.acknowledged,
+                        run: stored, session: activity?.stored, acknowledged: activity?.acknowledged,
                         requests: try database.requests(for: stored.state.key), deliveries: deliveries,
                         settings: settings
                     ))

@@ -111,14 +111,14 @@ enum RunsCommand {
         for stored in attempts {
             let state = stored.state
             let plan = StepPlanner.plan(for: state)
-            let card = try database.session(slug: stored.slug)
-            let ownsActivity = card?.stored.session.owner == state.key
+            let activity = try database.session(slug: stored.slug)
+            let ownsActivity = activity?.stored.session.owner == state.key
             let pushes = try database.requests(for: state.key)
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
-            let desired = ownsActivity ? card?.stored.desired : nil
-            let acknowledged = ownsActivity ? card?.acknowledged : nil
+            let desired = ownsActivity ? activity?.stored.desired : nil
+            let acknowledged = ownsActivity ? activity?.acknowledged : nil
             var document = RunDocument.attempt(
-                stored, plan: plan, ownsActivity: ownsActivity, phase: card?.stored.session.phase, desired: desired,
+                stored, plan: plan, ownsActivity: ownsActivity, phase: activity?.stored.session.phase, desired: desired,
                 acknowledged: acknowledged, pushes: pushes, deliveries: deliveries)
             if let notice = RetentionNotice.prunedDeliveries(
                 stored, remaining: deliveries.count, mark: deliveriesMark),
@@ -130,7 +130,7 @@ enum RunsCommand {
             }
             documents.append(document)
             text += describe(
-                stored, plan: plan, ownsActivity: ownsActivity, session: card?.stored.session, desired: desired,
+                stored, plan: plan, ownsActivity: ownsActivity, session: activity?.stored.session, desired: desired,
                 acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, options: options)
         }
         if json {

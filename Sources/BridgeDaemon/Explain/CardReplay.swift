@@ -39,8 +39,8 @@ struct CardReplay {
 
     /// What the run's card shows at the clock: nil before its first frame or when another run holds it.
     var shown: [String: JSONValue]? {
-        guard let slug, let card = session.engine.sessions[slug], card.owner == run else { return nil }
-        return card.acknowledged?.content
+        guard let slug, let owned = session.engine.sessions[slug], owned.owner == run else { return nil }
+        return owned.acknowledged?.content
     }
 
     /// Applies a delivery received at `time`, after every timer due before it.

@@ -117,16 +117,16 @@ public struct StatusSnapshot: Sendable {
         for listing in try database.listRuns(limit: limit) {
             let key = listing.key
             let stored = try database.storedRun(key)
-            let card = try database.session(slug: listing.slug)
+            let activity = try database.session(slug: listing.slug)
             let pushes = try database.requests(for: key)
             var shown: Card?
             var desired: Card?
             var session: ActivitySession?
-            if listing.ownsActivity, let owned = card?.stored.session {
+            if listing.ownsActivity, let owned = activity?.stored.session {
                 session = owned
                 let ended = owned.acknowledged?.state == "ended"
-                shown = card?.acknowledged?.objectValue.map { Card(content: $0, isEnded: ended) }
-                desired = card?.stored.desired?["content"]?.objectValue.map {
+                shown = activity?.acknowledged?.objectValue.map { Card(content: $0, isEnded: ended) }
+                desired = activity?.stored.desired?["content"]?.objectValue.map {
                     Card(content: $0, isEnded: owned.phase == .ended)
                 }
             } else {
