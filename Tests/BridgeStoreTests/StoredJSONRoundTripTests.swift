@@ -1,3 +1,4 @@
+import BridgeStore
 import BridgeTestSupport
 import Foundation
 import Testing
@@ -11,11 +12,9 @@ import Testing
 struct StoredJSONRoundTripTests {
     static let script = RunScript()
 
-    /// The store's encoder (`BridgeDatabase.json`).
+    /// The store's own encoder (`BridgeDatabase.json`).
     static func text<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        String(decoding: try BridgeDatabase.makeEncoder().encode(value), as: UTF8.self)
     }
 
     /// Decodes back to an equal value.
@@ -46,7 +45,7 @@ struct StoredJSONRoundTripTests {
 
     static func fixtureEvent(_ name: String) throws -> WebhookEvent {
         try WebhookDecoder.decode(
-            event: String(name.prefix { $0 != "." }), body: Fixtures.data(name), contentType: "application/json")
+            event: String(name.prefix { $0 != "." }), body: TestAssets.fixture(name), contentType: "application/json")
     }
 
     // MARK: What the bridge stores
@@ -74,7 +73,7 @@ struct StoredJSONRoundTripTests {
 
     @Test("every recorded workflow delivery, through one engine, comes back equal")
     func everyRecordedDelivery() throws {
-        let names = try Fixtures.names().filter {
+        let names = try TestAssets.fixtureNames().filter {
             ($0.hasPrefix("workflow_job.") || $0.hasPrefix("workflow_run.")) && !$0.hasSuffix(".capture.json")
         }
         #expect(names.count > 20)

@@ -14,11 +14,7 @@ public final class BridgeDatabase {
     public let path: String
     /// Writes the JSON columns other than the run state (session, progress floor, dispatch gate,
     /// the rows of the other tables). Keys sorted, so the same value is always the same text.
-    private let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
+    private let encoder = BridgeDatabase.makeEncoder()
     private let decoder = JSONDecoder()
 
     /// Opens (creating and migrating when `readOnly` is false) the database at `path`. `progress`
@@ -168,6 +164,14 @@ public final class BridgeDatabase {
     }
 
     // MARK: Encoding
+
+    /// The encoder of the JSON columns other than the run state; package-wide so the round-trip
+    /// tests encode exactly as the store does.
+    package static func makeEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
 
     func json<T: Encodable>(_ value: T) throws -> String {
         String(decoding: try encoder.encode(value), as: UTF8.self)
