@@ -15,7 +15,9 @@ struct RunStateRoundTripTests {
     static func everyFieldSet() -> RunState {
         let key = RunKey(repository: "acme/wid\"gets", runID: 9_007_199_254, attempt: 3)
         var state = RunState(
-            key: key, repository: Repository(fullName: "acme/wid\"gets", htmlURL: "https://github.com/acme/wid%22gets"),
+            key: key,
+            repository: Repository(
+                fullName: "acme/wid\"gets", htmlURL: "https://github.com/acme/wid%22gets", defaultBranch: "main\u{0}"),
             at: 1_700_000_000.125)
         state.run = WorkflowRun(
             id: key.runID, runAttempt: 3, runNumber: 412, workflowID: 77, name: "CI 🚀", displayTitle: "Fix\t\"quotes\"",
@@ -25,16 +27,17 @@ struct RunStateRoundTripTests {
             pullRequests: [
                 PullRequestReference(number: 7, htmlURL: "https://github.com/acme/widgets/pull/7"),
                 PullRequestReference(number: 8, htmlURL: "https://github.com/acme/widgets/pull/8"),
-            ])
+            ], actor: "octo\u{200B}cat", triggeringActor: "hubot", commitTitle: "Fix 🐛 in \"parser\"")
         state.jobs = [
             11: JobRecord(
                 id: 11, name: "build (linux, 6.0)", status: .completed, conclusion: "success", createdAt: 1_700_000_002,
                 startedAt: 1_700_000_003.5, completedAt: 1_700_000_100.25, waitingEnvironment: "production",
-                isCheckRun: true, htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/11"),
+                isCheckRun: true, htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/11",
+                failedStep: "Run tests 🧪"),
             12: JobRecord(
                 id: 12, name: "deploy\n", status: .waiting, conclusion: "skipped", createdAt: 1_700_000_004,
                 startedAt: 1_700_000_005, completedAt: 1_700_000_006, waitingEnvironment: "staging", isCheckRun: true,
-                htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/12"),
+                htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/12", failedStep: "</script>"),
         ]
         state.jobMetadata = JobMetadata(
             sourceJobID: 11, workflowName: "CI 🚀", headBranch: "feature/ü\u{202E}", headSHA: "deadbeef")

@@ -13,7 +13,9 @@ struct WebhookDecoderTests {
         #expect(event.action == "queued")
         #expect(
             event.repository
-                == Repository(fullName: "foo/webhook-testing", htmlURL: "https://github.com/foo/webhook-testing"))
+                == Repository(
+                    fullName: "foo/webhook-testing", htmlURL: "https://github.com/foo/webhook-testing",
+                    defaultBranch: "main"))
         #expect(event.deploymentEnvironment == nil)
         let job = event.job
         #expect(job.id == 17_556_730_984)
@@ -129,7 +131,10 @@ struct WebhookDecoderTests {
         #expect(arc.job.runnerName == nil)
         #expect(arc.job.labels == ["label1"])
         #expect(arc.job.status == .queued)
-        #expect(arc.repository == Repository(fullName: "MYORG/MYREPO", htmlURL: "https://github.com/MYORG/MYREPO"))
+        #expect(
+            arc.repository
+                == Repository(
+                    fullName: "MYORG/MYREPO", htmlURL: "https://github.com/MYORG/MYREPO", defaultBranch: "master"))
 
         let terraform = try job("workflow_job.queued.legacy-tf-aws-runner.json")
         #expect(terraform.job.id == 3_169_272_040)
@@ -181,15 +186,43 @@ struct WebhookDecoderTests {
         #expect(event.action == "completed")
         #expect(
             event.repository
-                == Repository(fullName: "foo/webhook-testing", htmlURL: "https://github.com/foo/webhook-testing"))
+                == Repository(
+                    fullName: "foo/webhook-testing", htmlURL: "https://github.com/foo/webhook-testing",
+                    defaultBranch: "main"))
         let expected = WorkflowRun(
             id: 6_454_805_877, runAttempt: 10, runNumber: 14, workflowID: 71_922_243, name: "Tests",
             displayTitle: "fix: updating readme", path: ".github/workflows/tests.yml", headBranch: "main",
             headSHA: "4d6ee57193c29fc3b23723c386f462287b60bf87", event: "push", status: .completed,
             conclusion: "success", htmlURL: "https://github.com/foo/webhook-testing/actions/runs/6454805877",
-            runStartedAt: 1_697_191_885, createdAt: 1_697_189_443, updatedAt: 1_697_191_930, pullRequests: []
+            runStartedAt: 1_697_191_885, createdAt: 1_697_189_443, updatedAt: 1_697_191_930, pullRequests: [],
+            actor: "foo", triggeringActor: "foo", commitTitle: "fix: updating readme"
         )
         #expect(event.run == expected)
+    }
+
+    @Test("what an alert names: actor, triggering actor, the commit's title, the default branch, the failed step")
+    func alertFields() throws {
+        let failed = try run("workflow_run.completed.failure.json")
+        #expect(failed.run.actor == "clee2000")
+        #expect(failed.run.triggeringActor == "clee2000")
+        #expect(failed.run.commitTitle == "Update thing.xml")
+        #expect(failed.repository.defaultBranch == "master")
+
+        let job = try job("workflow_job.completed.failure.with-organization.json")
+        #expect(JobRecord(job).failedStep == "Run yarn run format-check")
+        #expect(JobRecord(try self.job("workflow_job.completed.attempt10-test.json")).failedStep == nil)
+
+        // Only the first line is the title, whatever the line break and the script in it.
+        let body = Data(
+            #"{"action":"completed","repository":{"full_name":"o/r","default_branch":"trunk"},"workflow_run":{"id":1,"status":"completed","head_commit":{"message":"Fix ‮evil\r\n\nSigned-off-by: x"},"actor":{"login":"a"},"triggering_actor":null}}"#
+                .utf8)
+        guard
+            case .workflowRun(let event) = try WebhookDecoder.decode(
+                event: "workflow_run", body: body, contentType: "application/json")
+        else { throw TestFailure("not a workflow_run") }
+        #expect(event.run.commitTitle == "Fix \u{202E}evil")
+        #expect(event.run.triggeringActor == nil)
+        #expect(event.repository.defaultBranch == "trunk")
     }
 
     @Test func failedRunOfAttempt13WithoutPullRequestsField() throws {

@@ -315,21 +315,54 @@ extension WebhookDecoder {
     private struct WireRepository: Decodable {
         var fullName: String?
         var htmlURL: String?
+        var defaultBranch: String?
 
         enum CodingKeys: String, CodingKey {
             case fullName = "full_name"
             case htmlURL = "html_url"
+            case defaultBranch = "default_branch"
         }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             fullName = try container.decodeIfPresent(String.self, forKey: .fullName)
             htmlURL = try container.decodeIfPresent(String.self, forKey: .htmlURL)
+            defaultBranch = try container.decodeIfPresent(String.self, forKey: .defaultBranch)
         }
 
         var repository: Repository? {
             guard let fullName, !fullName.isEmpty else { return nil }
-            return Repository(fullName: fullName, htmlURL: htmlURL)
+            return Repository(fullName: fullName, htmlURL: htmlURL, defaultBranch: defaultBranch)
+        }
+    }
+
+    /// A user object (`actor`, `triggering_actor`): only its login is read.
+    private struct WireUser: Decodable {
+        var login: String?
+
+        enum CodingKeys: String, CodingKey {
+            case login
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            login = try container.decodeIfPresent(String.self, forKey: .login)
+        }
+    }
+
+    /// `head_commit`: only the first line of its message is read (the commit's title).
+    private struct WireCommit: Decodable {
+        var title: String?
+
+        enum CodingKeys: String, CodingKey {
+            case message
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            title = try container.decodeIfPresent(String.self, forKey: .message).map {
+                String($0.prefix { $0 != "\n" && $0 != "\r" && $0 != "\r\n" })
+            }
         }
     }
 
@@ -393,6 +426,9 @@ extension WebhookDecoder {
             case updatedAt = "updated_at"
             case pullRequests = "pull_requests"
             case repository
+            case actor
+            case triggeringActor = "triggering_actor"
+            case headCommit = "head_commit"
         }
 
         init(from decoder: any Decoder) throws {
@@ -415,7 +451,10 @@ extension WebhookDecoder {
                 createdAt: try container.decodeTimestamp(forKey: .createdAt),
                 updatedAt: try container.decodeTimestamp(forKey: .updatedAt),
                 pullRequests: try container.decodeIfPresent([WirePullRequest].self, forKey: .pullRequests)?
-                    .map(\.reference) ?? []
+                    .map(\.reference) ?? [],
+                actor: try container.decodeIfPresent(WireUser.self, forKey: .actor)?.login,
+                triggeringActor: try container.decodeIfPresent(WireUser.self, forKey: .triggeringActor)?.login,
+                commitTitle: try container.decodeIfPresent(WireCommit.self, forKey: .headCommit)?.title
             )
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
         }

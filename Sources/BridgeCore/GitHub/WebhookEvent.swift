@@ -66,10 +66,14 @@ public struct Repository: Sendable, Hashable, Codable {
     public var fullName: String
     /// `https://github.com/owner/name`; nil in some legacy payloads.
     public var htmlURL: String?
+    /// `repository.default_branch`: what alert rules mean by "the default branch"; nil when the
+    /// payload does not say.
+    public var defaultBranch: String?
 
-    public init(fullName: String, htmlURL: String?) {
+    public init(fullName: String, htmlURL: String?, defaultBranch: String? = nil) {
         self.fullName = fullName
         self.htmlURL = htmlURL
+        self.defaultBranch = defaultBranch
     }
 
     /// The part after the owner: `webhook-testing` for `foo/webhook-testing`.

@@ -20,13 +20,20 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
     public var createdAt: UnixTime?
     public var updatedAt: UnixTime?
     public var pullRequests: [PullRequestReference]
+    /// `actor.login`: whose push or pull request started the run.
+    public var actor: String?
+    /// `triggering_actor.login`: who started this attempt (differs from `actor` on a re-run).
+    public var triggeringActor: String?
+    /// The first line of `head_commit.message`.
+    public var commitTitle: String?
 
     public init(
         id: Int, runAttempt: Int = 1, runNumber: Int? = nil, workflowID: Int? = nil, name: String? = nil,
         displayTitle: String? = nil, path: String? = nil, headBranch: String? = nil, headSHA: String? = nil,
         event: String? = nil, status: RunStatus = .queued, conclusion: String? = nil, htmlURL: String? = nil,
         runStartedAt: UnixTime? = nil, createdAt: UnixTime? = nil, updatedAt: UnixTime? = nil,
-        pullRequests: [PullRequestReference] = []
+        pullRequests: [PullRequestReference] = [], actor: String? = nil, triggeringActor: String? = nil,
+        commitTitle: String? = nil
     ) {
         self.id = id
         self.runAttempt = runAttempt
@@ -45,6 +52,9 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.pullRequests = pullRequests
+        self.actor = actor
+        self.triggeringActor = triggeringActor
+        self.commitTitle = commitTitle
     }
 }
 

@@ -18,11 +18,13 @@ public struct JobRecord: Sendable, Equatable, Codable {
     /// check, not a step of the workflow, and is never drawn.
     public var isCheckRun: Bool
     public var htmlURL: String?
+    /// The name of the job's first step that failed or timed out (`steps[]`), for an alert's body.
+    public var failedStep: String?
 
     public init(
         id: Int, name: String, status: JobStatus, conclusion: String? = nil, createdAt: UnixTime? = nil,
         startedAt: UnixTime? = nil, completedAt: UnixTime? = nil, waitingEnvironment: String? = nil,
-        isCheckRun: Bool = false, htmlURL: String? = nil
+        isCheckRun: Bool = false, htmlURL: String? = nil, failedStep: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -34,6 +36,7 @@ public struct JobRecord: Sendable, Equatable, Codable {
         self.waitingEnvironment = waitingEnvironment
         self.isCheckRun = isCheckRun
         self.htmlURL = htmlURL
+        self.failedStep = failedStep
     }
 
     /// The record one `workflow_job` delivery describes.
@@ -47,7 +50,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
             createdAt: job.createdAt, startedAt: job.status.rank >= JobStatus.inProgress.rank ? job.startedAt : nil,
             completedAt: job.status == .completed ? job.completedAt : nil,
             waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
-            isCheckRun: checkRun, htmlURL: job.htmlURL)
+            isCheckRun: checkRun, htmlURL: job.htmlURL,
+            failedStep: job.status == .completed
+                ? job.steps.first { ["failure", "timed_out"].contains($0.conclusion ?? "") }?.name : nil)
     }
 
     public var isFinished: Bool { status == .completed }

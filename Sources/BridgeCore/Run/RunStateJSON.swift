@@ -28,6 +28,7 @@ public enum RunStateJSON {
         var repository = ObjectState()
         repository.string("fullName", state.repository.fullName, &out)
         repository.string("htmlURL", state.repository.htmlURL, &out)
+        repository.string("defaultBranch", state.repository.defaultBranch, &out)
         out.append(UInt8(ascii: "}"))
         if let run = state.run {
             object.key("run", &out)
@@ -145,6 +146,9 @@ public enum RunStateJSON {
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
+        fields.string("actor", run.actor, &out)
+        fields.string("triggeringActor", run.triggeringActor, &out)
+        fields.string("commitTitle", run.commitTitle, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }
@@ -162,6 +166,7 @@ public enum RunStateJSON {
         fields.string("waitingEnvironment", job.waitingEnvironment, &out)
         fields.bool("isCheckRun", job.isCheckRun, &out)
         fields.string("htmlURL", job.htmlURL, &out)
+        fields.string("failedStep", job.failedStep, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }
