@@ -14,8 +14,8 @@ public actor BridgeService {
     private let executor: DispatchQueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private let database: BridgeDatabase
-    private var engine: BridgeEngine
+    let database: BridgeDatabase
+    var engine: BridgeEngine
     /// Cards with a request out: nothing more is planned for them until it comes back.
     private var inFlight: Set<String> = []
     /// Set when a failed commit could not be followed by a reload from the store.
@@ -27,8 +27,10 @@ public actor BridgeService {
     private var levelLogged: Fidelity?
     /// The retention pass under way: what it removed so far, and where the step-history scan stands.
     private var retentionPass = RetentionPass()
-    private let configuration: BridgeConfiguration
-    private let logger: Logger
+    let configuration: BridgeConfiguration
+    let logger: Logger
+    /// The alert sender's state (`BridgeService+Alerts.swift`).
+    var alerts = AlertQueueState()
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -55,8 +57,10 @@ public actor BridgeService {
         self.metrics = metrics
         self.database = database
         self.engine = engine
+        self.engine.alertSettings = configuration.alerts
         self.configuration = configuration
         self.logger = logger
+        self.alerts.nextDue = configuration.alerts.isEnabled ? ((try? database.nextAlertDue()) ?? nil) : nil
     }
 
     /// Records and applies a verified delivery; `completion` gets the answer, on the store's
@@ -108,15 +112,19 @@ public actor BridgeService {
         guard !deliveries.isEmpty else { return [] }
         if needsReload { reloadFromStore() }
         do {
+            var plannedAlerts = false
             let results = try database.write { database throws -> [IngestResult] in
                 var results: [IngestResult] = []
                 results.reserveCapacity(deliveries.count)
                 for delivery in deliveries { results.append(try record(delivery)) }
                 // One write per run and card the group touched, as they stand after all of it.
                 let at = deliveries.map(\.receivedAt).max() ?? 0
-                try database.save(engine.rows(for: engine.takeChanges(), at: at), at: at)
+                let rows = engine.rows(for: engine.takeChanges(), at: at)
+                try database.save(rows, at: at)
+                plannedAlerts = !rows.alerts.isEmpty
                 return results
             }
+            if plannedAlerts { noteAlertsPlanned(at: deliveries.map(\.receivedAt).max() ?? 0) }
             if engine.levelInForce != levelLogged {
                 logger.notice(
                     "push budget level changed",
@@ -275,6 +283,7 @@ public actor BridgeService {
         do {
             engine = try database.loadEngine(
                 settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970)
+            engine.alertSettings = configuration.alerts
             needsReload = false
         } catch {
             needsReload = true
@@ -294,6 +303,7 @@ public actor BridgeService {
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         let due = engine.dueRequests(at: now, inFlight: inFlight)
         inFlight.formUnion(due.map(\.request.slug))
+        planAlertsOfFinishedRuns()
         persistChanges(at: now)
         publishSnapshot()
         return due
@@ -301,7 +311,7 @@ public actor BridgeService {
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        engine.nextWakeup(after: now)
+        [engine.nextWakeup(after: now), nextAlertWakeup(after: now)].compactMap { $0 }.min()
     }
 
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the
@@ -412,6 +422,7 @@ public actor BridgeService {
         do {
             let rows = engine.rows(for: changes, at: now)
             try database.write { try $0.save(rows, at: now) }
+            if !rows.alerts.isEmpty { noteAlertsPlanned(at: now) }
         } catch {
             engine.changes = changes
             logger.error("could not save timer changes; retrying on the next tick", ["error": .string("\(error)")])

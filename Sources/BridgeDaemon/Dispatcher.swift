@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeStore
 import Foundation
 
 /// Sends what the core wants shown: asks the service for every request due, sends each through
@@ -30,11 +31,20 @@ public struct Dispatcher: Sendable {
                 for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }
+                for alert in await service.dueAlerts(at: clock()) {
+                    group.addTask { await send(alert) }
+                }
                 let next = await service.nextWakeup(after: clock())
                 let sleep = min(maximumSleep, max(0.005, (next ?? now + maximumSleep) - clock()))
                 await service.wakeups.wait(atMost: sleep)
             }
         }
+    }
+
+    private func send(_ alert: AlertRecord) async {
+        let body = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
+        let answer = await transport.notify(body)
+        await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
     private func send(_ planned: PlannedRequest) async {

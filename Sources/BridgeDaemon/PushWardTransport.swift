@@ -7,6 +7,8 @@ public protocol PushWardTransport: Sendable {
     /// True when nothing really leaves the process (dry-run mode): the push history says so.
     var isDryRun: Bool { get }
     func send(_ request: PushWardRequest) async -> PushWardAnswer
+    /// `POST /notifications` with `body`.
+    func notify(_ body: JSONValue) async -> NotificationAnswer
     /// What the key's account has spent this period (`GET /auth/me`, free of quota), for the
     /// push-budget planner.
     func usage() async -> PushWardUsageAnswer
@@ -20,6 +22,10 @@ public struct DryRunTransport: PushWardTransport {
 
     public func send(_ request: PushWardRequest) async -> PushWardAnswer {
         .success(status: request.method == .post ? 201 : 200)
+    }
+
+    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+        .sent(status: 201, id: nil, delivery: nil, reason: nil)
     }
 
     /// Unlimited, nothing spent: nothing is counted anywhere, so the budget never holds a dry run
@@ -43,7 +49,19 @@ public struct HTTPTransport: PushWardTransport {
         await client.send(request)
     }
 
+    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+        await client.notify(body)
+    }
+
     public func usage() async -> PushWardUsageAnswer {
         await client.usage()
+    }
+}
+
+extension PushWardTransport {
+    /// For transports that stand in for activities only (tests): an alert gets no answer, so it
+    /// stays pending and is retried, as it would be with PushWard unreachable.
+    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+        .noAnswer(reason: "this transport does not send notifications")
     }
 }

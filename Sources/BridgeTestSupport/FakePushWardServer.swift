@@ -31,8 +31,28 @@ public final class FakePushWardServer: @unchecked Sendable {
         case delay(Double)
     }
 
+    /// One notification the fake accepted.
+    public struct Notification: Sendable {
+        public var id: Int64
+        public var body: JSONValue
+        public var at: UnixTime
+    }
+
+    /// An integration key belongs to a person or to an organisation: only the second may send
+    /// `target` (a personal key gets 422 for any, as PushWard answers).
+    public enum KeyKind: Sendable {
+        case personal
+        case organisation
+    }
+
     public let apiKey: String
     private let lock = NSLock()
+    private var keyKind = KeyKind.personal
+    private var notifications: [Notification] = []
+    /// Notifications allowed this period (nil: unlimited) and used so far.
+    private var notificationLimit: Int?
+    private var notificationsUsed = 0
+    private var notificationViolations: [ContractViolation] = []
     private var state = InMemoryPushWard()
     private var received: [Received] = []
     private var faultRule: FaultRule?
@@ -87,6 +107,27 @@ public final class FakePushWardServer: @unchecked Sendable {
         lock.unlock()
     }
 
+    public func setKeyKind(_ kind: KeyKind) {
+        lock.lock()
+        keyKind = kind
+        lock.unlock()
+    }
+
+    /// Sets the notification quota (nil: unlimited); `used` nil keeps the count so far.
+    public func setNotificationQuota(limit: Int?, used: Int? = nil) {
+        lock.lock()
+        notificationLimit = limit
+        if let used { notificationsUsed = used }
+        lock.unlock()
+    }
+
+    /// The notifications accepted so far, oldest first.
+    public var acceptedNotifications: [Notification] {
+        lock.lock()
+        defer { lock.unlock() }
+        return notifications
+    }
+
     /// The quota as counted so far.
     public var quota: FakeQuota {
         lock.lock()
@@ -110,7 +151,7 @@ public final class FakePushWardServer: @unchecked Sendable {
     public var violations: [ContractViolation] {
         lock.lock()
         defer { lock.unlock() }
-        return state.violations
+        return state.violations + notificationViolations
     }
 
     private func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -156,6 +197,12 @@ public final class FakePushWardServer: @unchecked Sendable {
             return HTTPResponse.json(200, user)
         }
         let contentType = request.header("content-type")?.split(separator: ";").first.map(String.init) ?? ""
+        if request.method == "POST" && request.path == "/notifications" {
+            guard contentType == "application/json" else {
+                return Self.problem(415, "request.unsupported_media_type", "POST takes application/json")
+            }
+            return notify(body, at: now)
+        }
         let slug: String
         let method: PushWardRequest.Method
         switch (request.method, request.path) {
@@ -194,6 +241,45 @@ public final class FakePushWardServer: @unchecked Sendable {
         default:
             return Self.problem(422, "activity.content_invalid", violations.map(\.description).joined(separator: "; "))
         }
+    }
+
+    /// `POST /notifications`: validated, the activity it names must exist, `target` only with an
+    /// organisation key, counted against the notification quota, then recorded and answered 201
+    /// the way PushWard does (`delivery: all`).
+    private func notify(_ body: JSONValue?, at now: UnixTime) -> HTTPResponse {
+        guard let body else { return Self.problem(400, "request.malformed", "the body is not JSON") }
+        lock.lock()
+        defer { lock.unlock() }
+        let violations = NotificationContract.violations(body)
+        if !violations.isEmpty {
+            notificationViolations += violations
+            return Self.problem(422, "request.validation_failed", violations.map(\.description).joined(separator: "; "))
+        }
+        if body["target"] != nil, keyKind == .personal {
+            return Self.problem(422, "request.validation_failed", "target: only organisation keys may set a target")
+        }
+        if let slug = body["activity_slug"]?.stringValue, state.activities[slug] == nil {
+            return Self.problem(422, "notification.activity_not_found", "no activity \(slug)")
+        }
+        if let limit = notificationLimit, notificationsUsed >= limit {
+            let reset = state.quota.resetsAt ?? now + 86_400
+            let refusal: JSONValue = [
+                "status": 429, "code": "quota.exceeded", "kind": "notifications",
+                "detail": "quota exceeded for notifications",
+                "used": .number(Double(notificationsUsed)), "limit": .number(Double(limit)),
+                "reset_at": .string(FakeQuota.rfc3339(reset)),
+            ]
+            return Self.problem(429, body: refusal, retryAfter: max(0, Int((reset - now).rounded(.up))))
+        }
+        notificationsUsed += 1
+        let id = Int64(notifications.count + 1)
+        notifications.append(Notification(id: id, body: body, at: now))
+        var created = body.objectValue ?? [:]
+        created["id"] = .number(Double(id))
+        created["pushed"] = true
+        created["delivery"] = "all"
+        created["created_at"] = .string(FakeQuota.rfc3339(now))
+        return HTTPResponse.json(201, .object(created))
     }
 
     static func problem(_ status: Int, _ code: String, _ detail: String) -> HTTPResponse {

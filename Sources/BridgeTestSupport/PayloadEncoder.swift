@@ -39,6 +39,7 @@ public enum PayloadEncoder {
         [
             "full_name": .string(repository.fullName), "name": .string(repository.name),
             "html_url": repository.htmlURL.map { .string($0) } ?? .null,
+            "default_branch": optional(repository.defaultBranch),
         ]
     }
 
@@ -74,6 +75,9 @@ public enum PayloadEncoder {
             "html_url": optional(run.htmlURL), "run_started_at": time(run.runStartedAt),
             "created_at": time(run.createdAt), "updated_at": time(run.updatedAt),
             "pull_requests": .array(run.pullRequests.map { ["number": .number(Double($0.number))] }),
+            "actor": run.actor.map { ["login": .string($0)] } ?? .null,
+            "triggering_actor": run.triggeringActor.map { ["login": .string($0)] } ?? .null,
+            "head_commit": run.commitTitle.map { ["message": .string($0)] } ?? .null,
         ]
     }
 

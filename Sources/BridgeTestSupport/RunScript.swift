@@ -17,7 +17,11 @@ public struct RunScript: Sendable {
         }
     }
 
-    public var repository = Repository(fullName: "acme/widgets", htmlURL: "https://github.com/acme/widgets")
+    public var repository = Repository(
+        fullName: "acme/widgets", htmlURL: "https://github.com/acme/widgets", defaultBranch: "main")
+    /// Who pushed (`actor`, and `triggering_actor` too), and the head commit's title.
+    public var actor = "octocat"
+    public var commitTitle = "Fix the build"
     public var runID: Int
     public var attempt: Int
     public var runNumber: Int
@@ -54,7 +58,8 @@ public struct RunScript: Sendable {
                     id: runID, runAttempt: attempt, runNumber: runNumber, workflowID: 7, name: workflow,
                     path: ".github/workflows/ci.yml", headBranch: branch, headSHA: "abc123", event: "push",
                     status: status, conclusion: conclusion, htmlURL: repository.htmlURL! + "/actions/runs/\(runID)",
-                    runStartedAt: start, createdAt: start, updatedAt: start + offset),
+                    runStartedAt: start, createdAt: start, updatedAt: start + offset, actor: actor,
+                    triggeringActor: actor, commitTitle: commitTitle),
                 repository: repository))
     }
 

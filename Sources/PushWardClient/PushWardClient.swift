@@ -83,6 +83,27 @@ public struct PushWardClient: Sendable {
         }
     }
 
+    /// `POST /notifications`: an alert. The 201's `id`, `delivery` and `reason` are read when
+    /// present; a 2xx whose body says nothing of them is still sent.
+    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+        guard var urlRequest = baseRequest(method: "POST", path: "/notifications") else {
+            return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)/notifications")
+        }
+        urlRequest.httpBody = body.canonicalData
+        urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        switch await exchange(urlRequest) {
+        case .failed(let reason):
+            return .noAnswer(reason: reason)
+        case .answered(let status, let data, _) where (200..<300).contains(status):
+            let answer = (try? JSONValue(parsing: data))?.objectValue ?? [:]
+            return .sent(
+                status: status, id: answer["id"]?.intValue.map(Int64.init), delivery: answer["delivery"]?.stringValue,
+                reason: answer["reason"]?.stringValue)
+        case .answered(let status, let data, let retryAfter):
+            return .problem(ProblemDecoder.decode(status: status, body: data, retryAfterHeader: retryAfter))
+        }
+    }
+
     /// `GET /auth/me`: what the key's account has spent this period. PushWard charges nothing for
     /// it, so it can be asked before every plan; a 2xx whose body is not a usage document is
     /// `unreadable`, never a guess.

@@ -15,16 +15,19 @@ import Testing
 @Suite("query plans")
 struct QueryPlanTests {
     /// Tables with a row per delivery, run, job, request or finished step: they grow with history.
-    static let growingTables: Set<String> = ["deliveries", "runs", "jobs", "pushes", "step_history", "activities"]
+    static let growingTables: Set<String> = [
+        "deliveries", "runs", "jobs", "pushes", "step_history", "activities", "alerts",
+    ]
 
     /// The files holding each table's statements; each `public func` in them must be in `readers`
     /// or `writers`.
     static let queryFiles = [
         "DeliveryRecord.swift", "RequestRecord.swift", "StoredRun.swift", "StoredSession.swift", "RunListing.swift",
+        "AlertRecord.swift",
     ]
 
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
-    static let writers: Set<String> = ["insert", "recordDuplicate"]
+    static let writers: Set<String> = ["insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt"]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
 
@@ -46,6 +49,9 @@ struct QueryPlanTests {
         },
         "delivery": { _ = try $0.delivery(id: "d-1") },
         "hasDelivery": { _ = try $0.hasDelivery("d-1") },
+        "dueAlerts": { _ = try $0.dueAlerts(at: 1_800_000_000) },
+        "nextAlertDue": { _ = try $0.nextAlertDue() },
+        "alerts": { _ = try $0.alerts(repository: run.repository, runID: run.runID) },
         "storedRun": { _ = try $0.storedRun(run) },
         "acknowledgedRequestsPerDay": { _ = try $0.acknowledgedRequestsPerDay(since: 0) },
         "cardDecisions": { _ = try $0.cardDecisions(since: 0) },

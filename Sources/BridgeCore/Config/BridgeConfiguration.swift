@@ -52,6 +52,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var filter = DeliveryFilter()
     /// How long rows are kept once nothing in flight needs them (the `retention` section).
     public var retention = RetentionSettings()
+    /// Failure, fix and approval notifications (the `alerts` section); none unless present.
+    public var alerts = AlertSettings()
 
     public init() {}
 
@@ -174,6 +176,14 @@ public struct BridgeConfiguration: Sendable, Equatable {
             // Unset, it follows a longer payload retention rather than refusing it.
             retention.deliveries = max(retention.deliveries, payloadRetention)
         }
+        if var section = try reader.section("alerts") {
+            if let rules = try section.objects("rules") {
+                alerts.rules = try rules.map { reader throws(ConfigurationError) in try Self.alertRule(reader) }
+            } else {
+                alerts.rules = [.onDefaultBranch]
+            }
+            try section.finish()
+        }
         if var filters = try reader.section("filters") {
             filter.repositories = try filters.rule("repositories") ?? filter.repositories
             filter.workflows = try filters.rule("workflows") ?? filter.workflows
@@ -182,6 +192,38 @@ public struct BridgeConfiguration: Sendable, Equatable {
             try filters.finish()
         }
         try reader.finish()
+    }
+
+    /// One `alerts.rules` entry. `when` defaults to failures and fixes, every glob list to all.
+    static func alertRule(_ source: Reader) throws(ConfigurationError) -> AlertRule {
+        var reader = source
+        var when: Set<AlertReason> = [.failure, .fixed]
+        if let names = try reader.strings("when") {
+            when = []
+            for name in names {
+                guard let reason = AlertReason(rawValue: name) else {
+                    throw ConfigurationError(
+                        key: reader.key("when"), problem: "\"\(name)\" is not one of failure, fixed, waiting")
+                }
+                when.insert(reason)
+            }
+            if when.isEmpty { throw ConfigurationError(key: reader.key("when"), problem: "names no reason") }
+        }
+        var level = AlertRule.Level.active
+        if let name = try reader.string("level") {
+            guard let known = AlertRule.Level(rawValue: name) else {
+                throw ConfigurationError(key: reader.key("level"), problem: "must be \"active\" or \"time-sensitive\"")
+            }
+            level = known
+        }
+        func globs(_ name: String) throws(ConfigurationError) -> [GlobPattern] {
+            (try reader.strings(name) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
+        }
+        let rule = AlertRule(
+            when: when, repositories: try globs("repositories"), workflows: try globs("workflows"),
+            branches: try globs("branches"), events: try globs("events"), actors: try globs("actors"), level: level)
+        try reader.finish()
+        return rule
     }
 
     /// Why `url` cannot be PushWard's address, or nil. Every request carries the API key, so it
@@ -292,6 +334,22 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 throw ConfigurationError(key: key(name), problem: "must be an object")
             }
             return Reader(object, path: key(name))
+        }
+
+        /// A list of objects, each read by a `Reader` of its own (`alerts.rules[0]`).
+        mutating func objects(_ name: String) throws(ConfigurationError) -> [Reader]? {
+            guard let value = value(name) else { return nil }
+            guard let array = value.arrayValue else {
+                throw ConfigurationError(key: key(name), problem: "must be a list of objects")
+            }
+            var readers: [Reader] = []
+            for (index, element) in array.enumerated() {
+                guard let object = element.objectValue else {
+                    throw ConfigurationError(key: "\(key(name))[\(index)]", problem: "must be an object")
+                }
+                readers.append(Reader(object, path: "\(key(name))[\(index)]"))
+            }
+            return readers
         }
 
         mutating func rule(_ name: String) throws(ConfigurationError) -> DeliveryFilter.Rule? {

@@ -39,6 +39,11 @@ public struct BridgeEngine: Sendable {
     public var arrivals = RunArrivals()
     /// The level the planner chose last, which it moves up from only with room to spare.
     public internal(set) var levelInForce: Fidelity?
+    /// Which runs notify, for which reasons (the `alerts` section; off by default).
+    public var alertSettings = AlertSettings()
+    /// Runs that finished by the grace period since alerts were last planned (`planAlerts`):
+    /// `advance` has no history to ask whether a success fixed something.
+    var alertChecks: [RunKey: Set<AlertReason>] = [:]
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
@@ -137,6 +142,7 @@ public struct BridgeEngine: Sendable {
         } else {
             state = try newRun(key, repository: repository, at: now, provider: provider)
         }
+        let before = state
         if change(&state) { state.lastChangeAt = now }
         try resolveHistory(&state, provider: provider)
         if state != runs[key] { changes.runs.insert(key) }
@@ -155,6 +161,8 @@ public struct BridgeEngine: Sendable {
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignActivities(slug)
+        let reasons = Self.alertTransitions(from: before, to: state)
+        if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
     }
 
     /// Puts back a run the engine let go of, when storage has it: a late delivery then moves the
@@ -360,10 +368,13 @@ public struct EngineChanges: Sendable, Equatable {
     public var gate = false
     /// Hours (seconds since 1970 / 3600) whose count of new runs changed (`RunArrivals`).
     public var arrivalHours: Set<Int> = []
+    /// Notifications planned, in the order planned; the store records each once per run and
+    /// reason, so planning one again (a redelivery, a run finishing again) sends nothing twice.
+    public var alerts: [PlannedAlert] = []
 
     public init() {}
 
     public var isEmpty: Bool {
-        runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate && arrivalHours.isEmpty
+        runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate && arrivalHours.isEmpty && alerts.isEmpty
     }
 }

@@ -25,6 +25,8 @@ public struct EngineRows: Sendable {
     /// The gate, when it changed.
     public var gate: DispatchGate?
     public var sessions: [Session] = []
+    /// Notifications planned, each recorded once per run and reason before it is sent.
+    public var alerts: [PlannedAlert] = []
 
     public init() {}
 }
@@ -42,6 +44,7 @@ extension BridgeEngine {
         rows.history = changes.history.keys.sorted().compactMap { changes.history[$0] }
         rows.arrivals = changes.arrivalHours.sorted().map { ($0, arrivals.perHour[$0] ?? 0) }
         if changes.gate { rows.gate = gate }
+        rows.alerts = changes.alerts
         var touched = changes.slugs
         for key in changes.runs { if let slug = slugs[key] { touched.insert(slug) } }
         for slug in touched.sorted() {

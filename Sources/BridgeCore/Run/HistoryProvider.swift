@@ -22,6 +22,13 @@ public protocol HistoryProvider {
 
     /// A card the engine holds no longer (ended and idle): how it stood when last written.
     func storedSession(slug: String) throws(Failure) -> StoredSessionState?
+
+    /// The newest finished attempt of `workflow` on `branch` other than `key`, finished by
+    /// `before`, whose conclusion is decisive (`AlertReason.isDecisive`): whether a success fixed
+    /// something. Only its finish time and conclusion are read.
+    func lastDecisiveRun(
+        repository: String, workflow: String, branch: String, before: UnixTime, excluding key: RunKey
+    ) throws(Failure) -> (finishedAt: UnixTime, conclusion: String)?
 }
 
 /// A run as storage keeps it, for `HistoryProvider.storedRun`.

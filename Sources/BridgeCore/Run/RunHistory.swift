@@ -79,4 +79,13 @@ extension RunHistory: HistoryProvider {
     public func latestAttempt(repository: String, runID: Int, below attempt: Int) -> RunState? { nil }
 
     public func storedSession(slug: String) -> StoredSessionState? { nil }
+
+    public func lastDecisiveRun(
+        repository: String, workflow: String, branch: String, before: UnixTime, excluding key: RunKey
+    ) -> (finishedAt: UnixTime, conclusion: String)? {
+        summaries.last {
+            $0.key != key && $0.key.repository == repository && $0.workflow == workflow && $0.branch == branch
+                && $0.finishedAt <= before && AlertReason.isDecisive($0.conclusion)
+        }.map { ($0.finishedAt, $0.conclusion) }
+    }
 }

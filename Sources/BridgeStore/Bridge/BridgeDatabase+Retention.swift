@@ -112,6 +112,7 @@ extension BridgeDatabase {
                     .text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt)),
                 ]
                 try connection.run(Self.deleteRunPushesSQL, arguments)
+                try connection.run(Self.deleteRunAlertsSQL, arguments)
                 try connection.run(Self.deleteRunSQL, arguments)
                 highest[key.repository] = max(highest[key.repository] ?? key.runID, key.runID)
             }
@@ -292,6 +293,8 @@ extension BridgeDatabase {
         SELECT repository, run_id, attempt FROM runs WHERE released = 1 AND updated_at < ? ORDER BY updated_at LIMIT ?
         """
     static let deleteRunPushesSQL = "DELETE FROM pushes WHERE repository = ? AND run_id = ? AND attempt = ?"
+    /// The run's alerts go with it (through the unique key's repository and run id).
+    static let deleteRunAlertsSQL = "DELETE FROM alerts WHERE repository = ? AND run_id = ? AND attempt = ?"
     static let deleteRunSQL = "DELETE FROM runs WHERE repository = ? AND run_id = ? AND attempt = ? AND released = 1"
     static let markPrunedRunsSQL = """
         INSERT INTO pruned_runs (repository, through_run_id, before, retention) VALUES (?, ?, ?, ?)
@@ -317,7 +320,8 @@ extension BridgeDatabase {
     /// Every statement pruning runs against a table that grows, for the test that reads their
     /// query plans: none may scan a table.
     public static let retentionStatements = [
-        prunePayloadsSQL, deleteDeliveriesSQL, prunableRunsSQL, deleteRunPushesSQL, deleteRunSQL, deleteActivitiesSQL,
+        prunePayloadsSQL, deleteDeliveriesSQL, prunableRunsSQL, deleteRunPushesSQL, deleteRunAlertsSQL, deleteRunSQL,
+        deleteActivitiesSQL,
         stepHistoryCandidatesSQL, newerRunsOfBranchSQL, deleteStepHistoryRunSQL,
     ]
 }

@@ -88,6 +88,7 @@ public final class BridgeDatabase {
                 """,
                 [.text(try json(gate)), .real(now)])
         }
+        for alert in rows.alerts { try insert(alert, at: now) }
         for row in rows.sessions {
             try saveSession(
                 StoredSession(

@@ -219,5 +219,35 @@ public enum BridgeSchema {
             sql: """
                 DROP INDEX runs_by_update;
                 """),
+        // One row per run (id, not attempt) and reason, written in the delivery's transaction
+        // before anything is sent: the unique key is what makes an alert go out once across
+        // redeliveries, re-runs and restarts. `pending` rows are the sender's queue (a partial
+        // index, so the queue costs the same with a year of sent alerts); the rest is the record
+        // `runs show`, `explain` and the status page show, pruned with its run.
+        Migration(
+            name: "record failure, fix and approval alerts before sending them",
+            sql: """
+                CREATE TABLE alerts (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    reason TEXT NOT NULL CHECK (reason IN ('failure', 'fixed', 'waiting')),
+                    body TEXT NOT NULL,
+                    activity_slug TEXT,
+                    created_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    last_attempt_at REAL,
+                    status INTEGER,
+                    detail TEXT,
+                    notification_id INTEGER,
+                    delivery TEXT,
+                    sent_at REAL,
+                    UNIQUE (repository, run_id, reason)
+                );
+                CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
+                """),
     ]
 }

@@ -63,6 +63,26 @@ public struct StoreHistory: HistoryProvider {
         ) { row in try database.decode(RunState.self, row.string(0) ?? "") }
     }
 
+    /// Through `step_history_runs_by_branch` (repository, workflow, branch, finished_at; the first
+    /// step of each finished run): the walk starts at `before` and stops at the first decisive row.
+    public func lastDecisiveRun(
+        repository: String, workflow: String, branch: String, before: UnixTime, excluding key: RunKey
+    ) throws -> (finishedAt: UnixTime, conclusion: String)? {
+        try database.connection.queryOne(
+            """
+            SELECT finished_at, conclusion FROM step_history
+            WHERE repository = ? AND workflow = ? AND branch = ? AND position = 0 AND finished_at <= ?
+                AND conclusion IN ('success', 'failure', 'timed_out', 'startup_failure')
+                AND NOT (run_id = ? AND attempt = ?)
+            ORDER BY finished_at DESC LIMIT 1
+            """,
+            [
+                .text(repository), .text(workflow), .text(branch), .real(before), .integer(Int64(key.runID)),
+                .integer(Int64(key.attempt)),
+            ]
+        ) { row in (finishedAt: row.double(0) ?? 0, conclusion: row.string(1) ?? "") }
+    }
+
     public func storedSession(slug: String) throws -> StoredSessionState? {
         try database.connection.queryOne(
             "SELECT session, progress_floor FROM activities WHERE slug = ?", [.text(slug)]

@@ -1,0 +1,107 @@
+/// The `POST /notifications` body of an alert, from the run's state.
+///
+/// Every name in it comes from whoever can push a branch or open a pull request, so each is made
+/// plain before it is placed: control characters become spaces and bidirectional overrides are
+/// dropped (a branch named with U+202E must not read backwards on a Lock Screen). Then every
+/// field is cut to PushWard's limit, counted in Unicode scalars as its JSON Schema counts, at a
+/// character boundary, with an ellipsis where something was cut.
+public enum AlertContent {
+    /// PushWard's limits (`PUSHWARD-MORE.md` §2).
+    public static let titleLimit = 256
+    public static let bodyLimit = 4_096
+    public static let threadLimit = 128
+    public static let collapseLimit = 64
+    public static let urlLimit = 2_048
+
+    public static func body(
+        for reason: AlertReason, state: RunState, level: AlertRule.Level, activitySlug: String?
+    ) -> JSONValue {
+        let repository = plain(state.key.repository)
+        let workflow = plain(state.workflowName ?? "workflow")
+        let plan = StepPlanner.plan(for: state)
+        var lines: [String] = []
+        var url = state.runURL
+        let title: String
+        switch reason {
+        case .failure:
+            let verb = state.completion?.conclusion == "timed_out" ? "timed out" : "failed"
+            title = "\(repository) · \(workflow) \(verb)"
+            if let group = plan.firstFailedGroup {
+                let job = group.jobs.first(where: \.failed)
+                var line = "\(plain(ActivityContentBuilder.label(group.name))) failed"
+                if let step = job?.failedStep { line += " at “\(plain(step))”" }
+                lines.append(line)
+                if let log = job?.htmlURL, log.count <= urlLimit { url = log }
+            }
+        case .fixed:
+            title = "\(repository) · \(workflow) fixed"
+            lines.append("Passing again")
+        case .waiting:
+            title = "\(repository) · \(workflow) waiting for approval"
+            if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first, !environment.isEmpty {
+                lines.append("Deployment to \(plain(environment)) waits for a review")
+            } else {
+                lines.append("A job waits for a review")
+            }
+        }
+        if let branch = state.headBranch { lines.append("on \(plain(branch))") }
+        if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(plain(commit)) }
+        if let actor = state.run?.triggeringActor ?? state.run?.actor { lines.append("by \(plain(actor))") }
+        var object: [String: JSONValue] = [
+            "title": .string(clamped(title, to: titleLimit)),
+            "body": .string(clamped(lines.joined(separator: "\n"), to: bodyLimit)),
+            "level": .string(level.rawValue),
+            "thread_id": .string(threadID(repository: state.key.repository, workflow: state.workflowName)),
+            "collapse_id": .string(
+                collapseID(repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch)),
+            "source": "pushward-bridge",
+            "source_display_name": "GitHub Actions",
+        ]
+        if url.count <= urlLimit, url.hasPrefix("https://") || url.hasPrefix("http://") { object["url"] = .string(url) }
+        if let activitySlug { object["activity_slug"] = .string(activitySlug) }
+        return .object(object)
+    }
+
+    /// Notification Center's group: one per repository + workflow. Hashed, so any name fits the
+    /// 128-character limit and none leaks into a field PushWard does not display.
+    public static func threadID(repository: String, workflow: String?) -> String {
+        "gh-" + String(SHA256.hexDigest(of: repository + "\n" + (workflow ?? "")).prefix(32))
+    }
+
+    /// APNs' replace key: one per repository + workflow + branch, so the "fixed" alert of a later
+    /// run replaces the failure alert it answers, and a POST retried after a lost answer replaces
+    /// its first copy instead of showing twice.
+    public static func collapseID(repository: String, workflow: String?, branch: String?) -> String {
+        "gh-" + String(SHA256.hexDigest(of: repository + "\n" + (workflow ?? "") + "\n" + (branch ?? "")).prefix(32))
+    }
+
+    /// `text` with control characters as spaces and bidirectional controls removed.
+    public static func plain(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C:
+                continue
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029:
+                scalars.append(" ")
+            default:
+                scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
+    /// At most `limit` Unicode scalars, cut before a whole character and ended with "…" when cut.
+    public static func clamped(_ text: String, to limit: Int) -> String {
+        guard text.unicodeScalars.count > limit else { return text }
+        var kept = ""
+        var count = 0
+        for character in text {
+            let size = character.unicodeScalars.count
+            guard count + size <= limit - 1 else { break }
+            kept.append(character)
+            count += size
+        }
+        return kept + "…"
+    }
+}

@@ -1,0 +1,24 @@
+/// Why a run is worth a notification, beyond its card: it failed, it fixed what a failure broke,
+/// or it waits for a person.
+public enum AlertReason: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
+    /// The run failed, timed out or could not start. Cancelled and superseded runs never alert:
+    /// somebody stopped them on purpose.
+    case failure
+    /// The first success of a workflow on a branch whose previous decisive run failed.
+    case fixed
+    /// A job waits for an environment's approval (a deployment review).
+    case waiting
+
+    public static func < (lhs: AlertReason, rhs: AlertReason) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+
+    /// Conclusions that count as failed: what turns a card red.
+    public static let failedConclusions: Set<String> = ["failure", "timed_out", "startup_failure"]
+
+    /// Conclusions that say whether a branch is broken. Cancelled, skipped, neutral or stale runs
+    /// say nothing either way, so "fixed" looks past them.
+    public static func isDecisive(_ conclusion: String) -> Bool {
+        conclusion == "success" || failedConclusions.contains(conclusion)
+    }
+}

@@ -1,0 +1,95 @@
+/// One `alerts.rules` entry: which runs alert, for which reasons, at which level. Every list is
+/// a set of `*` globs that must match (an empty list matches everything, as `["*"]` does);
+/// `branches` also takes `{default}`, the repository's default branch.
+public struct AlertRule: Sendable, Equatable {
+    /// The notification's interruption level; PushWard also knows `passive` and `critical`,
+    /// which an alert about CI has no business using.
+    public enum Level: String, Sendable, Equatable, CaseIterable {
+        case active
+        case timeSensitive = "time-sensitive"
+    }
+
+    /// The token in `branches` that stands for the repository's default branch.
+    public static let defaultBranchToken = "{default}"
+
+    public var when: Set<AlertReason>
+    public var repositories: [GlobPattern]
+    public var workflows: [GlobPattern]
+    public var branches: [GlobPattern]
+    public var events: [GlobPattern]
+    public var actors: [GlobPattern]
+    public var level: Level
+
+    public init(
+        when: Set<AlertReason>, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
+        branches: [GlobPattern] = [], events: [GlobPattern] = [], actors: [GlobPattern] = [], level: Level = .active
+    ) {
+        self.when = when
+        self.repositories = repositories
+        self.workflows = workflows
+        self.branches = branches
+        self.events = events
+        self.actors = actors
+        self.level = level
+    }
+
+    /// The rule `"alerts": {}` turns on: failures and fixes on the default branch.
+    public static let onDefaultBranch = AlertRule(
+        when: [.failure, .fixed], branches: [GlobPattern(defaultBranchToken)])
+
+    /// Whether the rule covers `reason` for this run. A value the payloads did not carry matches
+    /// only a list that matches everything; an unknown default branch is taken to be `main` or
+    /// `master`, the two GitHub has ever created.
+    public func matches(_ reason: AlertReason, _ run: AlertSubject) -> Bool {
+        guard when.contains(reason) else { return false }
+        return Self.matches(repositories, run.repository) && Self.matches(workflows, run.workflow)
+            && Self.matches(events, run.event) && Self.matches(actors, run.actor)
+            && matchesBranch(run.branch, defaultBranch: run.defaultBranch)
+    }
+
+    private func matchesBranch(_ branch: String?, defaultBranch: String?) -> Bool {
+        guard !branches.isEmpty else { return true }
+        return branches.contains { pattern in
+            if pattern.pattern == Self.defaultBranchToken {
+                guard let branch else { return false }
+                return defaultBranch.map { $0 == branch } ?? ["main", "master"].contains(branch)
+            }
+            return branch.map(pattern.matches) ?? (pattern.pattern == "*")
+        }
+    }
+
+    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
+        guard !patterns.isEmpty else { return true }
+        guard let value else { return patterns.contains { $0.pattern == "*" } }
+        return patterns.contains { $0.matches(value) }
+    }
+}
+
+/// What alert rules look at in a run.
+public struct AlertSubject: Sendable, Equatable {
+    public var repository: String
+    public var workflow: String?
+    public var branch: String?
+    public var defaultBranch: String?
+    public var event: String?
+    /// The person the run is for: `triggering_actor`, else `actor`.
+    public var actor: String?
+
+    public init(
+        repository: String, workflow: String?, branch: String?, defaultBranch: String?, event: String?, actor: String?
+    ) {
+        self.repository = repository
+        self.workflow = workflow
+        self.branch = branch
+        self.defaultBranch = defaultBranch
+        self.event = event
+        self.actor = actor
+    }
+
+    public init(_ state: RunState) {
+        self.init(
+            repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch,
+            defaultBranch: state.repository.defaultBranch, event: state.run?.event,
+            actor: state.run?.triggeringActor ?? state.run?.actor)
+    }
+}

@@ -1,0 +1,17 @@
+/// A notification the core wants sent for a run: `POST /notifications` with `body`, once per run
+/// and reason (the store keeps it unique on repository, run id and reason).
+public struct PlannedAlert: Sendable, Equatable {
+    public var run: RunKey
+    public var reason: AlertReason
+    /// The request body, already within PushWard's limits (`AlertContent`).
+    public var body: JSONValue
+    /// The activity the body names in `activity_slug`; nil when the run has none on PushWard.
+    public var activitySlug: String?
+
+    public init(run: RunKey, reason: AlertReason, body: JSONValue, activitySlug: String?) {
+        self.run = run
+        self.reason = reason
+        self.body = body
+        self.activitySlug = activitySlug
+    }
+}

@@ -1,0 +1,93 @@
+extension BridgeEngine {
+    /// What a change of a run's state may alert for: a completion that failed or succeeded (a
+    /// success alerts only when it fixes something, which `planAlerts` asks history about), and a
+    /// job that began to wait for a review.
+    static func alertTransitions(from before: RunState, to after: RunState) -> Set<AlertReason> {
+        var reasons: Set<AlertReason> = []
+        if before.completion == nil, let completion = after.completion {
+            if AlertReason.failedConclusions.contains(completion.conclusion) {
+                reasons.insert(.failure)
+            } else if completion.conclusion == "success" {
+                reasons.insert(.fixed)
+            }
+        }
+        let waitingBefore = Set(before.jobs.values.filter(\.isWaiting).map(\.id))
+        if after.completion == nil,
+            after.jobs.values.contains(where: { $0.isWaiting && !waitingBefore.contains($0.id) })
+        {
+            reasons.insert(.waiting)
+        }
+        return reasons
+    }
+
+    /// Plans the alerts of the runs that finished by the grace period since the last call: the
+    /// daemon calls this after `dueRequests`, with the same history it gives `receive`.
+    public mutating func planAlerts<Provider: HistoryProvider>(history provider: Provider)
+        throws(Provider.Failure)
+    {
+        for (key, reasons) in alertChecks.sorted(by: { $0.key < $1.key }) {
+            try planAlerts(key, reasons: reasons, provider: provider)
+            alertChecks[key] = nil
+        }
+    }
+
+    /// Adds to `changes.alerts` the notifications `reasons` call for under the rules. "fixed"
+    /// holds only when the newest earlier decisive run of the workflow on the branch failed.
+    mutating func planAlerts<Provider: HistoryProvider>(
+        _ key: RunKey, reasons candidates: Set<AlertReason>, provider: Provider
+    ) throws(Provider.Failure) {
+        guard alertSettings.isEnabled, let state = runs[key] else { return }
+        let subject = AlertSubject(state)
+        var reasons = candidates.filter { reason in
+            alertSettings.rules.contains { $0.matches(reason, subject) }
+        }
+        if reasons.contains(.fixed) {
+            guard let workflow = state.workflowName, let branch = state.headBranch,
+                let previous = try previousDecisiveConclusion(
+                    key, workflow: workflow, branch: branch, before: state.run?.updatedAt ?? state.lastChangeAt,
+                    provider: provider),
+                AlertReason.failedConclusions.contains(previous)
+            else {
+                reasons.remove(.fixed)
+                return append(key, state: state, reasons: reasons, subject: subject)
+            }
+        }
+        append(key, state: state, reasons: reasons, subject: subject)
+    }
+
+    private mutating func append(_ key: RunKey, state: RunState, reasons: Set<AlertReason>, subject: AlertSubject) {
+        let slug = slugs[key].flatMap { slug -> String? in
+            // Named only once PushWard has the activity: an unknown slug is a 422.
+            guard let session = sessions[slug], session.owner == key, session.acknowledged != nil else { return nil }
+            return slug
+        }
+        for (reason, level) in alertSettings.alerts(for: reasons.sorted(), subject) {
+            changes.alerts.append(
+                PlannedAlert(
+                    run: key, reason: reason,
+                    body: AlertContent.body(for: reason, state: state, level: level, activitySlug: slug),
+                    activitySlug: slug))
+        }
+    }
+
+    /// The newest decisive conclusion of another attempt of the workflow on the branch, finished
+    /// by `before`: from the runs recorded since the last `takeChanges()` (storage has not seen
+    /// them yet) and from the provider.
+    private func previousDecisiveConclusion<Provider: HistoryProvider>(
+        _ key: RunKey, workflow: String, branch: String, before: UnixTime, provider: Provider
+    ) throws(Provider.Failure) -> String? {
+        let pending = changes.history.values.filter {
+            $0.key != key && $0.key.repository == key.repository && $0.workflow == workflow && $0.branch == branch
+                && $0.finishedAt <= before && AlertReason.isDecisive($0.conclusion)
+        }.max { ($0.finishedAt, $0.key) < ($1.finishedAt, $1.key) }
+        let stored = try provider.lastDecisiveRun(
+            repository: key.repository, workflow: workflow, branch: branch, before: before, excluding: key)
+        switch (pending, stored) {
+        case (let pending?, let stored?):
+            return pending.finishedAt >= stored.finishedAt ? pending.conclusion : stored.conclusion
+        case (let pending?, nil): return pending.conclusion
+        case (nil, let stored?): return stored.conclusion
+        case (nil, nil): return nil
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// What the alert sender keeps between turns: which alerts have a POST out, when the next one
+/// falls due, and a pause the notification quota or a refused key imposed.
+struct AlertQueueState: Sendable {
+    var inFlight: Set<Int64> = []
+    /// When the earliest pending alert is due; nil when none is pending.
+    var nextDue: UnixTime?
+    var pausedUntil: UnixTime?
+    var pauseReason: String?
+}
+
+/// Alerts: planned by the core with the delivery (recorded in its transaction), sent here by the
+/// dispatcher's loop, each answer recorded. Everything about what to do after an answer is
+/// `AlertRetry`; this file is bookkeeping and log lines.
+extension BridgeService {
+    /// The runs that finished by the grace period in `dueRequests` had no history to ask whether
+    /// a success fixed something: planned now, with the store's.
+    func planAlertsOfFinishedRuns() {
+        guard configuration.alerts.isEnabled else { return }
+        do {
+            try engine.planAlerts(history: StoreHistory(database))
+        } catch {
+            logger.error(
+                "could not read history to plan alerts; trying again next tick", ["error": .string("\(error)")])
+        }
+    }
+
+    func noteAlertsPlanned(at now: UnixTime) {
+        alerts.nextDue = min(alerts.nextDue ?? now, now)
+        wakeups.signal()
+    }
+
+    func nextAlertWakeup(after now: UnixTime) -> UnixTime? {
+        guard let due = alerts.nextDue else { return nil }
+        return max(due, alerts.pausedUntil ?? due)
+    }
+
+    /// The alerts due now, each counted as attempted before it is handed out (committed): a crash
+    /// from here on sends it again, never zero times.
+    public func dueAlerts(at now: UnixTime) -> [AlertRecord] {
+        guard let due = alerts.nextDue, due <= now else { return [] }
+        if let until = alerts.pausedUntil {
+            guard now >= until else { return [] }
+            alerts.pausedUntil = nil
+            alerts.pauseReason = nil
+        }
+        do {
+            let records = try database.dueAlerts(at: now).filter { !alerts.inFlight.contains($0.id) }
+            if !records.isEmpty {
+                try database.write { database in
+                    for record in records { try database.startAlertAttempt(record.id, at: now) }
+                }
+            }
+            alerts.inFlight.formUnion(records.map(\.id))
+            alerts.nextDue = try database.nextAlertDue().map { max($0, now + 0.001) }
+            if !alerts.inFlight.isEmpty, alerts.nextDue.map({ $0 <= now + 0.001 }) == true {
+                // Everything due is out; look again when an answer comes back.
+                alerts.nextDue = now + 1
+            }
+            return records.map { record in
+                var started = record
+                started.attempts += 1
+                return started
+            }
+        } catch {
+            logger.error("could not read the alerts due; trying again shortly", ["error": .string("\(error)")])
+            alerts.nextDue = now + 5
+            return []
+        }
+    }
+
+    /// Records what PushWard answered to an alert's POST, and what follows from it.
+    public func completeAlert(_ record: AlertRecord, answer: NotificationAnswer, dryRun: Bool, at now: UnixTime) {
+        alerts.inFlight.remove(record.id)
+        let step = AlertRetry.step(
+            after: answer, attempts: record.attempts, namesActivity: record.activitySlug != nil, at: now)
+        var metadata: [String: JSONValue] = [
+            "alert.id": .number(Double(record.id)), "alert.reason": .string(record.reason.rawValue),
+            "run": .string(record.run.description), "alert.attempt": .number(Double(record.attempts)),
+        ]
+        let status: Int?
+        switch answer {
+        case .sent(let code, _, _, _): status = code
+        case .problem(let problem): status = problem.status
+        case .noAnswer: status = nil
+        }
+        let outcome: String
+        do {
+            switch step {
+            case .sent:
+                guard case .sent(_, let id, let delivery, let reason) = answer else { return }
+                let shown = dryRun ? "dry-run" : [delivery, reason].compactMap { $0 }.joined(separator: ": ")
+                try database.finishAlertAttempt(
+                    record.id, state: .sent, status: status, detail: nil, notificationID: id,
+                    delivery: shown.isEmpty ? nil : shown, at: now)
+                outcome = dryRun ? "dry-run" : "sent"
+                if let delivery, delivery != "all" { metadata["alert.delivery"] = .string(shown) }
+                logger.info(dryRun ? "alert recorded (dry run)" : "alert sent", metadata)
+            case .retry(let at):
+                try database.finishAlertAttempt(
+                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: at,
+                    at: now)
+                outcome = "retried"
+                metadata["alert.retry_at"] = .string(GitHubTimestamp.format(at))
+                metadata["error"] = .string(Self.detail(of: answer) ?? "")
+                logger.warning("alert not sent; trying again", metadata)
+            case .retryWithoutActivity:
+                var body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue ?? [:]
+                body["activity_slug"] = nil
+                try database.finishAlertAttempt(
+                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
+                    replacingBody: JSONValue.object(body).canonicalString, at: now)
+                outcome = "retried"
+                logger.notice(
+                    "PushWard does not know the run's activity; sending the alert without the link to it", metadata)
+            case .pause(let until, let why):
+                try database.finishAlertAttempt(
+                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: until,
+                    at: now)
+                outcome = "paused"
+                if alerts.pauseReason == nil {
+                    metadata["alert.paused_until"] = .string(GitHubTimestamp.format(until))
+                    metadata["alert.why"] = .string(why)
+                    logger.warning("alerts paused; activity cards go on", metadata)
+                }
+                alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
+                alerts.pauseReason = why
+            case .failed(let why):
+                try database.finishAlertAttempt(record.id, state: .failed, status: status, detail: why, at: now)
+                outcome = "failed"
+                metadata["error"] = .string(why)
+                logger.error("alert refused; it will not be sent", metadata)
+            }
+        } catch {
+            logger.error("could not record an alert's answer", metadata.merging(["error": .string("\(error)")]) { $1 })
+            return
+        }
+        metrics.add("alerts_total", labels: ["reason": record.reason.rawValue, "outcome": outcome])
+        alerts.nextDue = min(alerts.nextDue ?? .infinity, (try? database.nextAlertDue()) ?? .infinity)
+        if alerts.nextDue == .infinity { alerts.nextDue = nil }
+        wakeups.signal()
+    }
+
+    /// Why the alert is not sent, as its row records it.
+    private static func detail(of answer: NotificationAnswer) -> String? {
+        switch answer {
+        case .sent: nil
+        case .problem(let problem): problem.summary
+        case .noAnswer(let reason): reason
+        }
+    }
+
+    /// Whether alerts wait for a quota or a refused key, for the status page and `/metrics`.
+    public var alertPause: (until: UnixTime, why: String)? {
+        guard let until = alerts.pausedUntil, let why = alerts.pauseReason else { return nil }
+        return (until, why)
+    }
+}

@@ -1,0 +1,78 @@
+import BridgeCore
+
+/// `POST /notifications` as PushWard accepts it (`PUSHWARD-MORE.md` §2 and §3): what the fake
+/// checks before it records a notification. Lengths count Unicode scalars, as a JSON Schema
+/// `maxLength` does, which is stricter than counting characters: a body within these fits either
+/// reading.
+public enum NotificationContract {
+    public static let levels: Set<String> = ["passive", "active", "time-sensitive", "critical"]
+    /// Members this validator knows; anything else is a 422 (PushWard's schema is closed).
+    public static let members: Set<String> = [
+        "title", "body", "subtitle", "level", "volume", "thread_id", "collapse_id", "source", "source_display_name",
+        "url", "media", "icon_url", "metadata", "actions", "activity_slug", "push", "target",
+    ]
+
+    /// What is wrong with `body`, each as a violation; empty when PushWard would take it.
+    public static func violations(_ body: JSONValue) -> [ContractViolation] {
+        guard let object = body.objectValue else {
+            return [ContractViolation(field: "(body)", rule: "must be an object")]
+        }
+        var found: [ContractViolation] = []
+        func fail(_ field: String, _ rule: String) { found.append(ContractViolation(field: field, rule: rule)) }
+        func text(_ field: String, _ range: ClosedRange<Int>, required: Bool = false) {
+            guard let value = object[field] else {
+                if required { fail(field, "required") }
+                return
+            }
+            guard let string = value.stringValue else { return fail(field, "must be a string") }
+            let count = string.unicodeScalars.count
+            if !range.contains(count) { fail(field, "must be \(range.lowerBound)–\(range.upperBound) characters") }
+        }
+        for key in object.keys.sorted() where !members.contains(key) { fail(key, "unknown member") }
+        text("title", 1...256, required: true)
+        text("body", 1...4_096, required: true)
+        text("subtitle", 0...256)
+        text("thread_id", 0...128)
+        text("collapse_id", 0...64)
+        text("source", 0...128)
+        text("source_display_name", 0...256)
+        text("activity_slug", 1...128)
+        if let level = object["level"] {
+            if !(level.stringValue.map(levels.contains) ?? false) { fail("level", "must be one of \(levels.sorted())") }
+        }
+        if let url = object["url"] {
+            if let problem = urlProblem(url.stringValue) { fail("url", problem) }
+        }
+        if let push = object["push"], push.boolValue == nil { fail("push", "must be a boolean") }
+        if let target = object["target"] {
+            if let problem = targetProblem(target) { fail("target", problem) }
+        }
+        return found
+    }
+
+    /// `url` takes any scheme but javascript, data, file and vbscript; http(s) needs a host.
+    static func urlProblem(_ value: String?) -> String? {
+        guard let value else { return "must be a string" }
+        if value.unicodeScalars.count > 2_048 { return "must be at most 2048 characters" }
+        guard let colon = value.firstIndex(of: ":") else { return "must have a scheme" }
+        let scheme = value[..<colon].lowercased()
+        if ["javascript", "data", "file", "vbscript"].contains(scheme) { return "scheme \(scheme) is not allowed" }
+        if scheme == "http" || scheme == "https" {
+            return ContractValidator.urlProblem(value, httpsOnly: false)
+        }
+        return nil
+    }
+
+    /// `{groups ≤ 20, tags ≤ 20, members ≤ 100}`, each a list of non-empty strings.
+    static func targetProblem(_ value: JSONValue) -> String? {
+        guard let object = value.objectValue else { return "must be an object" }
+        let limits = ["groups": 20, "tags": 20, "members": 100]
+        for (key, list) in object {
+            guard let limit = limits[key] else { return "unknown member \(key)" }
+            guard let items = list.arrayValue, items.count <= limit,
+                items.allSatisfy({ ($0.stringValue ?? "").isEmpty == false })
+            else { return "\(key) must be at most \(limit) names" }
+        }
+        return nil
+    }
+}
