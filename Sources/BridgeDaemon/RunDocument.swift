@@ -36,7 +36,8 @@ public enum RunDocument {
                     phase: activity?.stored.session.phase, desired: ownsActivity ? activity?.stored.desired : nil,
                     acknowledged: ownsActivity ? activity?.acknowledged : nil,
                     pushes: try database.requests(for: state.key),
-                    deliveries: try database.listDeliveries(run: state.key, limit: 500)))
+                    deliveries: try database.listDeliveries(run: state.key, limit: 500),
+                    alerts: try database.alerts(repository: state.key.repository, runID: runID)))
         }
         return .array(documents)
     }
@@ -54,12 +55,28 @@ public enum RunDocument {
         ]
     }
 
+    /// An alert of the attempt: why, what it said, to whom, and what PushWard answered.
+    static func alert(_ alert: AlertRecord) -> JSONValue {
+        [
+            "reason": .string(alert.reason.rawValue), "state": .string(alert.state.rawValue),
+            "title": .string(alert.title), "audience": .string(AlertSummary.audience(alert)),
+            "created_at": .string(GitHubTimestamp.format(alert.createdAt)),
+            "sent_at": alert.sentAt.map { .string(GitHubTimestamp.format($0)) } ?? .null,
+            "attempts": .number(Double(alert.attempts)), "status": alert.status.map { .number(Double($0)) } ?? .null,
+            "detail": alert.detail.map { .string($0) } ?? .null,
+            "delivery": alert.delivery.map { .string($0) } ?? .null,
+            "notification_id": alert.notificationID.map { .number(Double($0)) } ?? .null,
+            "activity_slug": alert.activitySlug.map { .string($0) } ?? .null,
+        ]
+    }
+
     public static func attempt(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
-        acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord]
+        acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord], alerts: [AlertRecord] = []
     ) -> JSONValue {
         let state = stored.state
         return [
+            "alerts": .array(alerts.filter { $0.run == state.key }.map(Self.alert)),
             "repository": .string(state.key.repository), "run_id": .number(Double(state.key.runID)),
             "attempt": .number(Double(state.key.attempt)),
             "workflow": state.workflowName.map { .string($0) } ?? .null,

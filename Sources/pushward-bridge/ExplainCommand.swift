@@ -67,7 +67,9 @@ enum ExplainCommand {
                     RunExplanation.Facts(
                         run: stored, session: activity?.stored, acknowledged: activity?.acknowledged,
                         requests: try database.requests(for: stored.state.key), deliveries: deliveries,
-                        settings: settings
+                        settings: settings,
+                        alerts: try database.alerts(
+                            repository: stored.state.key.repository, runID: stored.state.key.runID)
                     ))
                 // Right after the sentence that names the run: what follows is read knowing it.
                 if let notice = RetentionNotice.prunedDeliveries(

@@ -115,11 +115,13 @@ enum RunsCommand {
             let ownsActivity = activity?.stored.session.owner == state.key
             let pushes = try database.requests(for: state.key)
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
+            let alerts = try database.alerts(repository: state.key.repository, runID: state.key.runID)
+                .filter { $0.run == state.key }
             let desired = ownsActivity ? activity?.stored.desired : nil
             let acknowledged = ownsActivity ? activity?.acknowledged : nil
             var document = RunDocument.attempt(
                 stored, plan: plan, ownsActivity: ownsActivity, phase: activity?.stored.session.phase, desired: desired,
-                acknowledged: acknowledged, pushes: pushes, deliveries: deliveries)
+                acknowledged: acknowledged, pushes: pushes, deliveries: deliveries, alerts: alerts)
             if let notice = RetentionNotice.prunedDeliveries(
                 stored, remaining: deliveries.count, mark: deliveriesMark),
                 case .object(var object) = document
@@ -131,7 +133,7 @@ enum RunsCommand {
             documents.append(document)
             text += describe(
                 stored, plan: plan, ownsActivity: ownsActivity, session: activity?.stored.session, desired: desired,
-                acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, options: options)
+                acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, alerts: alerts, options: options)
         }
         if json {
             print(JSONValue.array(documents).canonicalString)
@@ -150,7 +152,8 @@ enum RunsCommand {
 
     static func describe(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, session: ActivitySession?, desired: JSONValue?,
-        acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [RequestRecord], options: TextOptions
+        acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [RequestRecord], alerts: [AlertRecord] = [],
+        options: TextOptions
     ) -> String {
         // Names, reasons and bodies below come from payloads and PushWard's answers: each goes
         // through `safe` (controls made visible) before it joins the text; the card drawing
@@ -203,6 +206,10 @@ enum RunsCommand {
         if events.isEmpty { text += "  nothing yet\n" }
         for (time, _, line) in events.sorted(by: { ($0.0, $0.1) < ($1.0, $1.1) }) {
             text += "  \(DatabaseAccess.time(time))  \(line)\n"
+        }
+        if !alerts.isEmpty {
+            text += "\nalerts:\n"
+            for alert in alerts { text += "  \(safe(AlertSummary.sentence(alert)))\n" }
         }
         if ownsActivity {
             // JSON escapes C0 but writes C1 and bidi characters as they are.

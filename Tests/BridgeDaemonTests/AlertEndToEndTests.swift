@@ -5,6 +5,10 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// Alerts through the whole daemon over real HTTP, against the fake PushWard (which validates
 /// `POST /notifications` as the contract says and 422s an unknown `activity_slug`).
 @Suite("Alerts end to end", .serialized, .timeLimit(.minutes(3)))
@@ -58,6 +62,35 @@ struct AlertEndToEndTests {
         #expect(recorded.first?.notificationID == 1)
         #expect(recorded.first?.delivery == "all")
         #expect(bridge.logs.all.contains { $0.contains("\"alert sent\"") })
+    }
+
+    static func get(_ path: String, port: Int) async throws -> String {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test("the run's alerts in /api/runs/{id}, on the status page (escaped), and counted in /metrics")
+    func seenEverywhere() async throws {
+        let fake = try FakePushWardServer()
+        let bridge = try Bridge(fake: fake, topLevel: Self.alertsOn)
+        var script = Self.script(8, ago: 900)
+        script.workflow = "CI <img src=x onerror=alert(1)>"
+        for event in script.deliveries(waves: Self.failing) { try await bridge.deliver(event) }
+        #expect(await DispatchEndToEndTests.eventually { (try? Self.alerts(bridge, runID: 8).first?.state) == .sent })
+        let port = bridge.daemon.adminPort
+        let document = try JSONValue(parsing: Data(try await Self.get("/api/runs/8", port: port).utf8))
+        let alert = try #require(document.arrayValue?.first?["alerts"]?.arrayValue?.first)
+        #expect(alert["reason"] == "failure")
+        #expect(alert["state"] == "sent")
+        #expect(alert["audience"] == "everyone the key reaches")
+        #expect(alert["delivery"] == "all")
+        let page = try await Self.get("/", port: port)
+        #expect(page.contains("data-reason=\"failure\" data-state=\"sent\""))
+        #expect(page.contains("CI &lt;img src=x onerror=alert(1)&gt; failed”"))
+        #expect(!page.contains("<img src=x"))
+        let metrics = try await Self.get("/metrics", port: port)
+        #expect(metrics.contains(#"alerts_total{outcome="sent",reason="failure"} 1"#), "\(metrics)")
+        await bridge.daemon.shutdown()
     }
 
     @Test("a cancelled run, and every run with alerts off, send no notification")

@@ -13,10 +13,12 @@ public enum RunExplanation {
         public var requests: [RequestRecord]
         public var deliveries: [DeliveryRecord]
         public var settings: ActivitySettings
+        /// The alerts of the run id (every attempt's).
+        public var alerts: [AlertRecord]
 
         public init(
             run: StoredRun, session: StoredSession?, acknowledged: JSONValue?, requests: [RequestRecord],
-            deliveries: [DeliveryRecord], settings: ActivitySettings
+            deliveries: [DeliveryRecord], settings: ActivitySettings, alerts: [AlertRecord] = []
         ) {
             self.run = run
             self.session = session
@@ -24,6 +26,7 @@ public enum RunExplanation {
             self.requests = requests
             self.deliveries = deliveries
             self.settings = settings
+            self.alerts = alerts
         }
     }
 
@@ -46,6 +49,7 @@ public enum RunExplanation {
         sentences += heldChanges(facts)
         sentences += ending(facts)
         sentences += problems(facts)
+        sentences += facts.alerts.filter { $0.run == state.key }.map(AlertSummary.sentence)
         sentences += deliveries(facts.deliveries)
         return sentences
     }

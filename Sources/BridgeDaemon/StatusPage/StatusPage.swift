@@ -108,6 +108,15 @@ public enum StatusPage {
             if let at = run.lastProblemAt { html += " <span class=\"dim\">\(Markup.escaped(ago(at, now: now)))</span>" }
             html += "<div>\(Markup.escaped(problem))</div></div>"
         }
+        if !run.alerts.isEmpty {
+            html += "<div class=\"alerts\">"
+            for alert in run.alerts {
+                html +=
+                    "<p class=\"alert\" data-reason=\"\(alert.reason.rawValue)\" data-state=\"\(alert.state.rawValue)\">"
+                html += "\(Markup.escaped(AlertSummary.sentence(alert)))</p>"
+            }
+            html += "</div>"
+        }
         let open = run.isActive ? " open" : ""
         html += "<details class=\"history\"\(open)><summary>PushWard requests <span class=\"count\">"
         html += "\(run.requests.count)</span></summary>" + requestTable(run.requests) + "</details>"
@@ -342,6 +351,10 @@ public enum StatusPage {
         .links .json{color:var(--dim);font-weight:500}
         .problem{margin:12px 0 4px;padding:10px 12px;border-radius:10px;background:rgba(255,59,48,.09);\
         color:var(--text);border-left:3px solid var(--bad)}
+        .alerts{margin:10px 0 4px}
+        .alert{margin:4px 0;padding:6px 10px;border-radius:8px;font-size:13px;border-left:3px solid var(--dim)}
+        .alert[data-reason=failure]{border-left-color:var(--bad)}
+        .alert[data-state=failed]{opacity:.7}
         details{margin-top:12px}
         summary{cursor:pointer;font-weight:600;font-size:13px;padding:4px 0;user-select:none}
         summary .count{font-size:11px}

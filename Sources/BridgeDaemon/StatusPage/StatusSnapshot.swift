@@ -50,11 +50,13 @@ public struct StatusSnapshot: Sendable {
         public var deliveries: [DeliveryRecord]
         /// The level the push budget gave the run, and why; nil when the run predates the planner.
         public var cardDecision: CardDecision?
+        /// The attempt's alerts (failure, fixed, waiting) and what became of them.
+        public var alerts: [AlertRecord]
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
             lastProblemAt: UnixTime?, requests: [RequestRecord], deliveries: [DeliveryRecord],
-            cardDecision: CardDecision? = nil
+            cardDecision: CardDecision? = nil, alerts: [AlertRecord] = []
         ) {
             self.listing = listing
             self.runURL = runURL
@@ -65,6 +67,7 @@ public struct StatusSnapshot: Sendable {
             self.requests = requests
             self.deliveries = deliveries
             self.cardDecision = cardDecision
+            self.alerts = alerts
         }
 
         public subscript<Value>(dynamicMember member: WritableKeyPath<BridgeDatabase.RunListing, Value>) -> Value {
@@ -140,7 +143,8 @@ public struct StatusSnapshot: Sendable {
                     shown: shown, desired: desired, lastProblem: session?.lastProblem,
                     lastProblemAt: session?.lastProblemAt, requests: pushes.reversed(),
                     deliveries: try database.listDeliveries(run: key, limit: 200),
-                    cardDecision: stored?.state.cardDecision))
+                    cardDecision: stored?.state.cardDecision,
+                    alerts: try database.alerts(repository: key.repository, runID: key.runID).filter { $0.run == key }))
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedRequestsPerDay(since: period.start).map {

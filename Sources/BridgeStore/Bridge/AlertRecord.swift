@@ -30,6 +30,28 @@ public struct AlertRecord: Sendable, Equatable {
     public var delivery: String?
     public var sentAt: UnixTime?
 
+    public init(
+        id: Int64, run: RunKey, reason: AlertReason, body: String, activitySlug: String?, createdAt: UnixTime,
+        state: State, attempts: Int, nextAttemptAt: UnixTime, lastAttemptAt: UnixTime?, status: Int?, detail: String?,
+        notificationID: Int64?, delivery: String?, sentAt: UnixTime?
+    ) {
+        self.id = id
+        self.run = run
+        self.reason = reason
+        self.body = body
+        self.activitySlug = activitySlug
+        self.createdAt = createdAt
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt
+        self.lastAttemptAt = lastAttemptAt
+        self.status = status
+        self.detail = detail
+        self.notificationID = notificationID
+        self.delivery = delivery
+        self.sentAt = sentAt
+    }
+
     /// The body's `title`, for lists.
     public var title: String {
         (try? JSONValue(parsing: Data(body.utf8)))?["title"]?.stringValue ?? ""

@@ -1,0 +1,35 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import Testing
+
+/// The words `explain`, `runs show` and the status page use for an alert.
+@Suite("alert summary")
+struct AlertSummaryTests {
+    static func record(_ state: AlertRecord.State, attempts: Int, detail: String? = nil) -> AlertRecord {
+        AlertRecord(
+            id: 1, run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), reason: .failure,
+            body: #"{"body":"b","title":"acme/widgets · CI failed"}"#, activitySlug: nil, createdAt: 1_796_083_200,
+            state: state, attempts: attempts, nextAttemptAt: 1_796_083_260, lastAttemptAt: nil, status: nil,
+            detail: detail, notificationID: nil, delivery: state == .sent ? "partial: no_apns_token" : nil,
+            sentAt: state == .sent ? 1_796_083_201 : nil)
+    }
+
+    @Test("sent, waiting to be sent, retried, refused: each says what became of it")
+    func sentences() {
+        #expect(
+            AlertSummary.sentence(Self.record(.sent, attempts: 2))
+                == "The failure alert “acme/widgets · CI failed” went to everyone the key reaches at "
+                + "2026-12-01T00:00:01Z (PushWard: partial: no_apns_token) after 2 attempts.")
+        #expect(
+            AlertSummary.sentence(Self.record(.pending, attempts: 0))
+                == "The failure alert “acme/widgets · CI failed” is recorded and about to be sent.")
+        #expect(
+            AlertSummary.sentence(Self.record(.pending, attempts: 3, detail: "connection refused"))
+                == "The failure alert “acme/widgets · CI failed” is not sent yet (attempt 3: connection refused); "
+                + "next try at 2026-12-01T00:01:00Z.")
+        #expect(
+            AlertSummary.sentence(Self.record(.failed, attempts: 1, detail: "400 notification.invalid"))
+                == "The failure alert “acme/widgets · CI failed” was not sent: 400 notification.invalid.")
+    }
+}
