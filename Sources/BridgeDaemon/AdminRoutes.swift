@@ -80,8 +80,9 @@ public struct AdminRoutes: Sendable {
             // is read for the period it counts.
             let standing = service.budgetStanding()
             return read { database in
-                let snapshot = try StatusSnapshot.read(
+                var snapshot = try StatusSnapshot.read(
                     from: database, at: Date().timeIntervalSince1970, budget: standing.budget)
+                snapshot.notices = service.notices()
                 return HTTPResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],

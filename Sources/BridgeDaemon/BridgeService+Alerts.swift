@@ -75,8 +75,10 @@ extension BridgeService {
     /// Records what PushWard answered to an alert's POST, and what follows from it.
     public func completeAlert(_ record: AlertRecord, answer: NotificationAnswer, dryRun: Bool, at now: UnixTime) {
         alerts.inFlight.remove(record.id)
+        let body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue ?? [:]
         let step = AlertRetry.step(
-            after: answer, attempts: record.attempts, namesActivity: record.activitySlug != nil, at: now)
+            after: answer, attempts: record.attempts, namesActivity: record.activitySlug != nil,
+            hasTarget: body["target"] != nil, at: now)
         var metadata: [String: JSONValue] = [
             "alert.id": .number(Double(record.id)), "alert.reason": .string(record.reason.rawValue),
             "run": .string(record.run.description), "alert.attempt": .number(Double(record.attempts)),
@@ -107,8 +109,23 @@ extension BridgeService {
                 metadata["alert.retry_at"] = .string(GitHubTimestamp.format(at))
                 metadata["error"] = .string(Self.detail(of: answer) ?? "")
                 logger.warning("alert not sent; trying again", metadata)
+            case .retryWithoutTarget:
+                var body = body
+                body["target"] = nil
+                try database.finishAlertAttempt(
+                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
+                    replacingBody: JSONValue.object(body).canonicalString, keepActivity: true, at: now)
+                outcome = "retried"
+                if engine.gate.targetsRefusedAt == nil {
+                    engine.refuseTargets(at: now)
+                    persistTimerChanges(at: now)
+                    metrics.add("routing_targets_refused_total")
+                    logger.error(
+                        "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
+                        metadata)
+                }
             case .retryWithoutActivity:
-                var body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue ?? [:]
+                var body = body
                 body["activity_slug"] = nil
                 try database.finishAlertAttempt(
                     record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,

@@ -58,6 +58,8 @@ public actor BridgeService {
         self.database = database
         self.engine = engine
         self.engine.alertSettings = configuration.alerts
+        self.engine.routing = configuration.routing
+        self.engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         self.configuration = configuration
         self.logger = logger
         self.alerts.nextDue = configuration.alerts.isEnabled ? ((try? database.nextAlertDue()) ?? nil) : nil
@@ -284,6 +286,8 @@ public actor BridgeService {
             engine = try database.loadEngine(
                 settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970)
             engine.alertSettings = configuration.alerts
+            engine.routing = configuration.routing
+            engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
             needsReload = false
         } catch {
             needsReload = true
@@ -319,6 +323,7 @@ public actor BridgeService {
     public func complete(_ planned: PlannedRequest, answer: PushWardAnswer, dryRun: Bool, at now: UnixTime) {
         inFlight.remove(planned.request.slug)
         let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
+        let targetsWereRefused = engine.gate.targetsRefusedAt != nil
         let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
         if case .quotaExhausted = effect { usageRefresh.signal() }
         let status: Int?
@@ -334,7 +339,7 @@ public actor BridgeService {
             status = nil
             detail = reason
         }
-        report(effect, planned: planned, quotaWasExhausted: quotaWasExhausted)
+        report(effect, planned: planned, quotaWasExhausted: quotaWasExhausted, targetsWereRefused: targetsWereRefused)
         metrics.add(
             "pushward_requests_total",
             labels: ["kind": planned.kind.rawValue, "status": status.map(String.init) ?? "none"])
@@ -353,11 +358,14 @@ public actor BridgeService {
         case .rateLimited: "rate_limited"
         case .quotaExhausted: "quota_exhausted"
         case .unauthorized: "unauthorized"
+        case .targetRefused: "target_refused"
         }
     }
 
     /// One log line per decision, at the level a person should see it.
-    private func report(_ effect: AnswerEffect, planned: PlannedRequest, quotaWasExhausted: Bool) {
+    private func report(
+        _ effect: AnswerEffect, planned: PlannedRequest, quotaWasExhausted: Bool, targetsWereRefused: Bool
+    ) {
         var metadata: [String: JSONValue] = [
             "activity.slug": .string(planned.request.slug), "push.kind": .string(planned.kind.rawValue),
             "run.id": .number(Double(planned.run.runID)), "run.attempt": .number(Double(planned.run.attempt)),
@@ -395,6 +403,13 @@ public actor BridgeService {
             } else {
                 logger.error("PushWard refused the API key (403): it lacks the activity:manage scope", metadata)
             }
+        case .targetRefused(let detail):
+            metadata["push.problem"] = .string(detail)
+            guard !targetsWereRefused else { break }
+            metrics.add("routing_targets_refused_total")
+            logger.error(
+                "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
+                metadata)
         }
     }
 
@@ -415,6 +430,9 @@ public actor BridgeService {
                 ["activity.slug": .string(planned.request.slug), "error": .string("\(error)")])
         }
     }
+
+    /// Writes what the engine changed outside a delivery or an answer (a timer, an alert's answer).
+    func persistTimerChanges(at now: UnixTime) { persistChanges(at: now) }
 
     private func persistChanges(at now: UnixTime) {
         let changes = engine.takeChanges()
@@ -467,6 +485,16 @@ public actor BridgeService {
 
     /// The budget as the planner sees it, and the level it chose last (for the status page), as of
     /// the last published snapshot: read without entering the service's queue.
+    /// What the status page says above the runs: a refusal a maintainer has to act on.
+    public nonisolated func notices() -> [String] {
+        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else { return [] }
+        return [
+            "PushWard refused a routing target at \(GitHubTimestamp.format(refused)): the API key is a personal one, "
+                + "which cannot route. Cards and alerts go to everyone the key reaches; use an organisation key "
+                + "for routing to take effect."
+        ]
+    }
+
     public nonisolated func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
         let snapshot = snapshots.snapshot
         return (snapshot.budget, snapshot.levelInForce)

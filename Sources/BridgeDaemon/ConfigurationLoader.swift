@@ -224,6 +224,41 @@ public enum ConfigurationLoader {
                 "workflows": rule(configuration.filter.workflows),
                 "branches": rule(configuration.filter.branches), "events": rule(configuration.filter.events),
             ],
+            "alerts": configuration.alerts.isEnabled ? alerts(configuration.alerts) : .null,
+            "routing": configuration.routing.isEnabled ? routing(configuration.routing) : .null,
+        ]
+    }
+
+    static func alerts(_ settings: AlertSettings) -> JSONValue {
+        func globs(_ patterns: [GlobPattern]) -> JSONValue {
+            .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
+        }
+        return [
+            "rules": .array(
+                settings.rules.map { rule in
+                    [
+                        "when": .array(rule.when.sorted().map { .string($0.rawValue) }),
+                        "repositories": globs(rule.repositories), "workflows": globs(rule.workflows),
+                        "branches": globs(rule.branches), "events": globs(rule.events), "actors": globs(rule.actors),
+                        "level": .string(rule.level.rawValue),
+                    ]
+                })
+        ]
+    }
+
+    /// Member ids are not secrets, but a list of them says nothing a maintainer checks here: the
+    /// logins mapped and the group and tag names are what to read.
+    static func routing(_ settings: RoutingSettings) -> JSONValue {
+        func mappings(_ list: [RoutingSettings.Mapping]) -> JSONValue {
+            .object(
+                Dictionary(list.map { ($0.repositories.pattern, JSONValue.array($0.names.map { .string($0) })) }) {
+                    first, _ in first
+                })
+        }
+        return [
+            "members": .array(settings.members.keys.sorted().map { .string($0) }),
+            "groups": mappings(settings.groups), "tags": mappings(settings.tags),
+            "default": .string(settings.fallback.rawValue),
         ]
     }
 }

@@ -83,6 +83,11 @@ public struct ServiceSnapshot: Sendable {
                 "dispatch_blocked", "1 while any gate (quota, rate limit, refused key, breaker) holds requests.", [:],
                 gate.blockedUntil(at: now) == nil ? 0 : 1
             ),
+            (
+                "routing_targets_refused",
+                "1 once PushWard refused a routing target (a personal key): cards go to everyone.",
+                [:], gate.targetsRefusedAt == nil ? 0 : 1
+            ),
             ("database_bytes", "Size of the database file and its WAL.", [:], databaseBytes),
             (
                 "deliveries_waiting", "Deliveries received and not answered yet (queued or being committed).", [:],

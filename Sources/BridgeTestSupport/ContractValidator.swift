@@ -109,9 +109,12 @@ public enum ContractValidator {
             check.fail("body", "must be a JSON object")
             return check.violations
         }
-        let allowed: Set<String> = ["slug", "name", "priority", "ended_ttl", "stale_ttl", "dismissal_ttl"]
+        let allowed: Set<String> = ["slug", "name", "priority", "ended_ttl", "stale_ttl", "dismissal_ttl", "target"]
         for key in body.keys.sorted() where !allowed.contains(key) {
             check.fail(key, "unknown field for POST /activities")
+        }
+        if let target = body["target"], let problem = NotificationContract.targetProblem(target) {
+            check.fail("target", problem)
         }
         if let slug = check.string(body["slug"], "slug", maxCharacters: nil, required: true) {
             if slug.isEmpty {
@@ -140,7 +143,7 @@ public enum ContractValidator {
             check.fail("body", "must be a JSON object")
             return check.violations
         }
-        let allowed: Set<String> = ["state", "content", "priority", "ended_ttl", "stale_ttl", "sound"]
+        let allowed: Set<String> = ["state", "content", "priority", "ended_ttl", "stale_ttl", "sound", "target"]
         for key in body.keys.sorted() where !allowed.contains(key) {
             check.fail(key, "unknown field for PATCH /activities/{slug}")
         }

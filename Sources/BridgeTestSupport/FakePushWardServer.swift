@@ -226,6 +226,13 @@ public final class FakePushWardServer: @unchecked Sendable {
         }
         guard let body else { return Self.problem(400, "request.malformed", "the body is not JSON") }
         lock.lock()
+        let personal = keyKind == .personal
+        lock.unlock()
+        if body["target"] != nil, personal {
+            // PushWard's code for this is not documented; the status is (§3).
+            return Self.problem(422, "request.validation_failed", "target: only organisation keys may set a target")
+        }
+        lock.lock()
         let status = state.handle(PushWardRequest(method: method, slug: slug, body: body), at: now)
         let violations = state.log.last?.violations ?? []
         let refusal = status == 429 ? state.quota.exceededProblem(at: now) : nil

@@ -35,6 +35,14 @@ enum CheckConfigCommand {
         var described = ConfigurationLoader.describe(configuration)
         if case .object(var members) = described {
             members["budget"] = budget(configuration, database: parsed.options["database"])
+            if configuration.routing.isEnabled,
+                let refused = targetsRefused(configuration, database: parsed.options["database"])
+            {
+                CLI.error(
+                    "routing: PushWard refused a routing target at \(GitHubTimestamp.format(refused)) (a personal "
+                        + "key cannot route); the daemon sends cards and alerts to everyone the key reaches. Configure "
+                        + "an organisation key: with another key the daemon tries targets again.")
+            }
             described = .object(members)
         }
         print(described.canonicalString)
@@ -71,6 +79,20 @@ enum CheckConfigCommand {
         return BudgetCheck.Forecast(
             arrivals: engine.arrivals, runsHoldingActivities: onCards,
             source: "the runs recorded in \(path) over the last 14 days, with the prior")
+    }
+
+    /// When the daemon learned that PushWard refuses targets, from the database (read-only).
+    static func targetsRefused(_ configuration: BridgeConfiguration, database: String?) -> UnixTime? {
+        let path = database ?? configuration.database
+        guard FileManager.default.fileExists(atPath: path),
+            let opened = try? BridgeDatabase(path: path, readOnly: true),
+            let engine = try? opened.loadEngine(
+                settings: configuration.activity, filter: configuration.filter, at: Date().timeIntervalSince1970)
+        else { return nil }
+        guard engine.gate.targetsRefusedKey == configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)) else {
+            return nil
+        }
+        return engine.gate.targetsRefusedAt
     }
 
     /// Runs `body` to completion from synchronous code: the CLI has nothing else to do meanwhile.

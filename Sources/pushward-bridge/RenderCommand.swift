@@ -24,6 +24,15 @@ enum RenderCommand {
         would spend, and each run's budget decision.
         """
 
+    /// The daemon's core as the configuration sets it up: cards, routing (slugs and targets) and
+    /// alerts alike.
+    static func engine(_ configuration: BridgeConfiguration) -> BridgeEngine {
+        var engine = BridgeEngine(settings: configuration.activity, filter: configuration.filter)
+        engine.alertSettings = configuration.alerts
+        engine.routing = configuration.routing
+        return engine
+    }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
         switch CLI.parse(arguments, valued: ["config", "fidelity", "budget", "used"], flags: ["summary"], help: help) {
@@ -52,7 +61,7 @@ enum RenderCommand {
         case .failure(let code): return code
         }
         var session = RenderSession(
-            engine: BridgeEngine(settings: configuration.activity, filter: configuration.filter))
+            engine: Self.engine(configuration))
         var events: [WebhookEvent] = []
         for (index, delivery) in deliveries.enumerated() {
             do throws(WebhookDecodingError) {

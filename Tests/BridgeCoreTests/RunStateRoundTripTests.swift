@@ -40,7 +40,8 @@ struct RunStateRoundTripTests {
                 htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/12", failedStep: "</script>"),
         ]
         state.jobMetadata = JobMetadata(
-            sourceJobID: 11, workflowName: "CI 🚀", headBranch: "feature/ü\u{202E}", headSHA: "deadbeef")
+            sourceJobID: 11, workflowName: "CI 🚀", headBranch: "feature/ü\u{202E}", headSHA: "deadbeef",
+            sender: "dependabot[bot]")
         state.seed = RunSummary(
             key: RunKey(repository: key.repository, runID: 41, attempt: 1), workflow: "CI 🚀", branch: "main",
             conclusion: "success", finishedAt: 1_699_999_000.5,

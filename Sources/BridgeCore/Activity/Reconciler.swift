@@ -48,14 +48,16 @@ public enum Reconciler {
             return patch(slug, state: nil, content: content, kind: .correction, run: desired.run)
         case .needsCreate:
             if let hold = capHold(session, settings, now, forEnd: false) { return hold }
-            let body: JSONValue = [
+            var body: [String: JSONValue] = [
                 "slug": .string(slug), "name": .string(session.identity.name),
                 "priority": .number(Double(settings.priority)), "ended_ttl": .number(Double(settings.endedTTL)),
                 "stale_ttl": .number(Double(staleTTL(session, settings))),
             ]
+            if let target = session.identity.target { body["target"] = target.json }
             return .send(
                 PlannedRequest(
-                    request: PushWardRequest(method: .post, slug: slug, body: body), kind: .create, run: desired.run))
+                    request: PushWardRequest(method: .post, slug: slug, body: .object(body)), kind: .create,
+                    run: desired.run))
         case .needsFirstFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
             if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }

@@ -14,7 +14,8 @@ public enum AlertContent {
     public static let urlLimit = 2_048
 
     public static func body(
-        for reason: AlertReason, state: RunState, level: AlertRule.Level, activitySlug: String?
+        for reason: AlertReason, state: RunState, level: AlertRule.Level, activitySlug: String?,
+        target: ActivityTarget? = nil
     ) -> JSONValue {
         let repository = plain(state.key.repository)
         let workflow = plain(state.workflowName ?? "workflow")
@@ -46,7 +47,7 @@ public enum AlertContent {
         }
         if let branch = state.headBranch { lines.append("on \(plain(branch))") }
         if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(plain(commit)) }
-        if let actor = state.run?.triggeringActor ?? state.run?.actor { lines.append("by \(plain(actor))") }
+        if let actor = state.person { lines.append("by \(plain(actor))") }
         var object: [String: JSONValue] = [
             "title": .string(clamped(title, to: titleLimit)),
             "body": .string(clamped(lines.joined(separator: "\n"), to: bodyLimit)),
@@ -59,6 +60,7 @@ public enum AlertContent {
         ]
         if url.count <= urlLimit, url.hasPrefix("https://") || url.hasPrefix("http://") { object["url"] = .string(url) }
         if let activitySlug { object["activity_slug"] = .string(activitySlug) }
+        if let target { object["target"] = target.json }
         return .object(object)
     }
 

@@ -11,6 +11,8 @@ public enum AlertRetry {
         case retry(at: UnixTime)
         /// Send again now without `activity_slug` (422 `notification.activity_not_found`).
         case retryWithoutActivity
+        /// Send again now without `target`: the key cannot route (422 to a body with one).
+        case retryWithoutTarget
         /// Every alert waits until `until` (the notification quota is spent, or the key may not
         /// send notifications: a person has to act, so the wait is long and said once).
         case pause(until: UnixTime, why: String)
@@ -26,7 +28,8 @@ public enum AlertRetry {
     public static let refusalPause: Double = 900
 
     public static func step(
-        after answer: NotificationAnswer, attempts: Int, namesActivity: Bool, at now: UnixTime
+        after answer: NotificationAnswer, attempts: Int, namesActivity: Bool, hasTarget: Bool = false,
+        at now: UnixTime
     ) -> Step {
         switch answer {
         case .sent:
@@ -47,6 +50,8 @@ public enum AlertRetry {
                         + "notifications: send (and activities: read to link the card)")
             case 422 where problem.code == "notification.activity_not_found" && namesActivity:
                 return .retryWithoutActivity
+            case 422 where hasTarget:
+                return .retryWithoutTarget
             case 400..<500:
                 return .failed(why: problem.summary)
             default:

@@ -90,6 +90,6 @@ public struct AlertSubject: Sendable, Equatable {
         self.init(
             repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch,
             defaultBranch: state.repository.defaultBranch, event: state.run?.event,
-            actor: state.run?.triggeringActor ?? state.run?.actor)
+            actor: state.person)
     }
 }

@@ -54,6 +54,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var retention = RetentionSettings()
     /// Failure, fix and approval notifications (the `alerts` section); none unless present.
     public var alerts = AlertSettings()
+    /// Whose phones each run goes to (the `routing` section, for organisation keys).
+    public var routing = RoutingSettings()
 
     public init() {}
 
@@ -184,6 +186,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
             }
             try section.finish()
         }
+        if var section = try reader.section("routing") {
+            routing = try Self.routing(&section)
+            try section.finish()
+        }
         if var filters = try reader.section("filters") {
             filter.repositories = try filters.rule("repositories") ?? filter.repositories
             filter.workflows = try filters.rule("workflows") ?? filter.workflows
@@ -192,6 +198,43 @@ public struct BridgeConfiguration: Sendable, Equatable {
             try filters.finish()
         }
         try reader.finish()
+    }
+
+    /// The `routing` section: `members` (login → member id), `groups` and `tags` (repository
+    /// glob → names), `default` (`everyone` or `nobody`).
+    static func routing(_ reader: inout Reader) throws(ConfigurationError) -> RoutingSettings {
+        var members: [String: String] = [:]
+        if var section = try reader.section("members") {
+            for login in section.object.keys.sorted() where !login.hasPrefix("_") {
+                guard let id = try section.string(login), !id.isEmpty else {
+                    throw ConfigurationError(key: section.key(login), problem: "must be a PushWard member id")
+                }
+                members[login] = id
+            }
+            try section.finish()
+        }
+        func mappings(_ name: String) throws(ConfigurationError) -> [RoutingSettings.Mapping] {
+            guard var section = try reader.section(name) else { return [] }
+            var found: [RoutingSettings.Mapping] = []
+            for pattern in section.object.keys.sorted() where !pattern.hasPrefix("_") {
+                guard let names = try section.strings(pattern), !names.isEmpty, !names.contains(where: \.isEmpty) else {
+                    throw ConfigurationError(key: section.key(pattern), problem: "must be a list of \(name) names")
+                }
+                found.append(RoutingSettings.Mapping(repositories: GlobPattern(pattern), names: names))
+            }
+            try section.finish()
+            return found
+        }
+        let groups = try mappings("groups")
+        let tags = try mappings("tags")
+        var fallback = RoutingSettings.Fallback.everyone
+        if let name = try reader.string("default") {
+            guard let known = RoutingSettings.Fallback(rawValue: name) else {
+                throw ConfigurationError(key: reader.key("default"), problem: "must be \"everyone\" or \"nobody\"")
+            }
+            fallback = known
+        }
+        return RoutingSettings(members: members, groups: groups, tags: tags, fallback: fallback)
     }
 
     /// One `alerts.rules` entry. `when` defaults to failures and fixes, every glob list to all.

@@ -16,4 +16,7 @@ public enum AnswerEffect: Sendable, Equatable {
     case quotaExhausted(until: UnixTime)
     /// 401/403: the key is wrong or lacks scope; retried then.
     case unauthorized(status: Int, until: UnixTime)
+    /// 422 to a create carrying `target`: the key cannot route (a personal key). Targets are off
+    /// from now on and the activity is created again at once without one.
+    case targetRefused(detail: String)
 }

@@ -71,6 +71,13 @@ extension BridgeEngine {
             // `activity.limit_exceeded` with a retry hint: the per-user cap frees up as others end.
             return transientFailure(
                 slug: slug, detail: problem.summary, retryAfter: problem.retryAfter, at: now, jitter: jitter)
+        case 422 where planned.kind == .create && planned.request.body["target"] != nil:
+            refuseTargets(at: now)
+            update(slug) { session in
+                session.lastProblem = problem.summary
+                session.lastProblemAt = now
+            }
+            return .targetRefused(detail: problem.summary)
         default:
             update(slug) { session in
                 session.rejectedBody = planned.request.body

@@ -12,6 +12,12 @@ public struct DispatchGate: Sendable, Equatable, Codable {
     /// The last refusal that blocks everything, for maintainers (`runs show`, logs, metrics).
     public var reason: String?
     public var breaker = CircuitBreaker()
+    /// When PushWard refused a `target` (a personal key gets 422 for any): from then on cards and
+    /// alerts go without one, to everyone the key reaches. Nil while targets are accepted.
+    public var targetsRefusedAt: UnixTime?
+    /// A fingerprint of the key that was refused (`BridgeEngine.keyFingerprint`): with another
+    /// key configured, targets are tried again.
+    public var targetsRefusedKey: String?
 
     public static let rateLimitCap: Double = 120
     public static let firstAuthPause: Double = 60

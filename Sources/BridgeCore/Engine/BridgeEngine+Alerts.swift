@@ -36,7 +36,7 @@ extension BridgeEngine {
     mutating func planAlerts<Provider: HistoryProvider>(
         _ key: RunKey, reasons candidates: Set<AlertReason>, provider: Provider
     ) throws(Provider.Failure) {
-        guard alertSettings.isEnabled, let state = runs[key] else { return }
+        guard alertSettings.isEnabled, let state = runs[key], route(for: state) != .nobody else { return }
         let subject = AlertSubject(state)
         var reasons = candidates.filter { reason in
             alertSettings.rules.contains { $0.matches(reason, subject) }
@@ -61,11 +61,13 @@ extension BridgeEngine {
             guard let session = sessions[slug], session.owner == key, session.acknowledged != nil else { return nil }
             return slug
         }
+        let target = gate.targetsRefusedAt == nil ? route(for: state).target : nil
         for (reason, level) in alertSettings.alerts(for: reasons.sorted(), subject) {
             changes.alerts.append(
                 PlannedAlert(
                     run: key, reason: reason,
-                    body: AlertContent.body(for: reason, state: state, level: level, activitySlug: slug),
+                    body: AlertContent.body(
+                        for: reason, state: state, level: level, activitySlug: slug, target: target),
                     activitySlug: slug))
         }
     }

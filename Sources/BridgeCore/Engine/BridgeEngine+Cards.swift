@@ -23,6 +23,16 @@ extension BridgeEngine {
                     if newest.map({ $0.order < order }) ?? true { newest = (key, order) }
                 }
                 guard let newestKey = newest?.key, newestKey != owner, let newest = runs[newestKey] else { break }
+                let route = route(for: newest)
+                if route == .nobody {
+                    // `routing.default: nobody` and nobody the run maps to: no card, said as a decision.
+                    runs[newestKey]?.cardDecision = CardDecision(
+                        level: nil, reason: "routing sends runs that map to no one to nobody",
+                        decidedAt: newest.lastChangeAt, remaining: nil, forecastRuns: nil)
+                    changes.runs.insert(newestKey)
+                    release(newestKey, slug: slug)
+                    continue
+                }
                 let decision = budgetDecision(for: newestKey)
                 if let decision {
                     runs[newestKey]?.cardDecision = decision
@@ -34,8 +44,9 @@ extension BridgeEngine {
                 }
                 let identity = ActivityIdentity.forRun(
                     repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
-                var session = sessions[slug] ?? ActivitySession(identity: identity)
-                session.identity = ActivityIdentity(slug: slug, name: identity.name)
+                var session = sessions[slug] ?? ActivityIdentity(slug: slug, name: identity.name).session
+                let target = gate.targetsRefusedAt == nil ? route.target : nil
+                session.identity = ActivityIdentity(slug: slug, name: identity.name, target: target)
                 session.assign(to: newest.key)
                 session.fidelity = decision?.level
                 sessions[slug] = session

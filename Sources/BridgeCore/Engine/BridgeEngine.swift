@@ -41,6 +41,10 @@ public struct BridgeEngine: Sendable {
     public internal(set) var levelInForce: Fidelity?
     /// Which runs notify, for which reasons (the `alerts` section; off by default).
     public var alertSettings = AlertSettings()
+    /// Whose phones a run's card and alerts go to (the `routing` section; off by default).
+    public var routing = RoutingSettings()
+    /// The configured API key's fingerprint (`useKey`), recorded with a refused target.
+    public internal(set) var keyFingerprint: String?
     /// Runs that finished by the grace period since alerts were last planned (`planAlerts`):
     /// `advance` has no history to ask whether a success fixed something.
     var alertChecks: [RunKey: Set<AlertReason>] = [:]
@@ -151,7 +155,10 @@ public struct BridgeEngine: Sendable {
         completionDue[key] = state.completion == nil ? inferredCompletionDue(state) : nil
         let slug =
             slugs[key]
-            ?? ActivityIdentity.forRun(repository: repository, workflow: state.workflowName, scope: settings.scope).slug
+            ?? ActivityIdentity.forRun(
+                repository: repository, workflow: state.workflowName, scope: settings.scope,
+                person: route(for: state).person
+            ).slug
         if slugs[key] == nil {
             slugs[key] = slug
             contendersBySlug[slug, default: []].insert(key)

@@ -372,11 +372,13 @@ extension WebhookDecoder {
         var action: String
         var run: WireRun
         var repository: WireRepository?
+        var sender: String?
 
         enum CodingKeys: String, CodingKey {
             case action
             case run = "workflow_run"
             case repository
+            case sender
         }
 
         init(from decoder: any Decoder) throws {
@@ -384,6 +386,7 @@ extension WebhookDecoder {
             action = try container.decodeIfPresent(String.self, forKey: .action) ?? ""
             run = try container.decode(WireRun.self, forKey: .run)
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
+            sender = try container.decodeIfPresent(WireUser.self, forKey: .sender)?.login
         }
 
         /// The top-level repository, else the copy inside `workflow_run`, else the run's web URL.
@@ -398,7 +401,7 @@ extension WebhookDecoder {
                     run.pullRequests[index].htmlURL = "\(webURL)/pull/\(run.pullRequests[index].number)"
                 }
             }
-            return WorkflowRunEvent(action: action, run: run, repository: repository)
+            return WorkflowRunEvent(action: action, run: run, repository: repository, sender: sender)
         }
     }
 
@@ -481,12 +484,14 @@ extension WebhookDecoder {
         var job: WireJob
         var repository: WireRepository?
         var deploymentEnvironment: String?
+        var sender: String?
 
         enum CodingKeys: String, CodingKey {
             case action
             case job = "workflow_job"
             case repository
             case deployment
+            case sender
         }
 
         enum DeploymentKeys: String, CodingKey {
@@ -498,6 +503,7 @@ extension WebhookDecoder {
             action = try container.decodeIfPresent(String.self, forKey: .action) ?? ""
             job = try container.decode(WireJob.self, forKey: .job)
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
+            sender = try container.decodeIfPresent(WireUser.self, forKey: .sender)?.login
             // `decodeNil` throws for an absent key, hence `contains` first.
             if container.contains(.deployment), try !container.decodeNil(forKey: .deployment) {
                 let deployment = try container.nestedContainer(keyedBy: DeploymentKeys.self, forKey: .deployment)
@@ -514,8 +520,8 @@ extension WebhookDecoder {
                     ?? WebhookDecoder.repository(webURL: job.job.htmlURL, apiURL: job.runURL)
             else { throw .missingField("repository.full_name") }
             return WorkflowJobEvent(
-                action: action, job: job.job, repository: repository, deploymentEnvironment: deploymentEnvironment
-            )
+                action: action, job: job.job, repository: repository, deploymentEnvironment: deploymentEnvironment,
+                sender: sender)
         }
     }
 

@@ -18,11 +18,14 @@ public struct WorkflowRunEvent: Sendable, Equatable {
     public var action: String
     public var run: WorkflowRun
     public var repository: Repository
+    /// `sender.login`: who caused this delivery.
+    public var sender: String?
 
-    public init(action: String, run: WorkflowRun, repository: Repository) {
+    public init(action: String, run: WorkflowRun, repository: Repository, sender: String? = nil) {
         self.action = action
         self.run = run
         self.repository = repository
+        self.sender = sender
     }
 }
 
@@ -33,12 +36,19 @@ public struct WorkflowJobEvent: Sendable, Equatable {
     public var repository: Repository
     /// The environment a `waiting` job waits for (`deployment.environment`); nil otherwise.
     public var deploymentEnvironment: String?
+    /// `sender.login`: who caused this delivery; for a job, the person the run is for when no
+    /// `workflow_run` delivery has said so yet.
+    public var sender: String?
 
-    public init(action: String, job: WorkflowJob, repository: Repository, deploymentEnvironment: String? = nil) {
+    public init(
+        action: String, job: WorkflowJob, repository: Repository, deploymentEnvironment: String? = nil,
+        sender: String? = nil
+    ) {
         self.action = action
         self.job = job
         self.repository = repository
         self.deploymentEnvironment = deploymentEnvironment
+        self.sender = sender
     }
 }
 

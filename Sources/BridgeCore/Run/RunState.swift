@@ -59,6 +59,9 @@ public struct RunState: Sendable, Equatable, Codable {
     }
 
     public var headBranch: String? { run?.headBranch ?? jobMetadata?.headBranch }
+    /// The GitHub login the run is for: who started this attempt, else whose push or pull request
+    /// started the run, else who sent its first job delivery (a job can arrive before the run).
+    public var person: String? { run?.triggeringActor ?? run?.actor ?? jobMetadata?.sender }
     public var headSHA: String? { run?.headSHA ?? jobMetadata?.headSHA }
 
     /// The repository's page: the payload's, else built from `full_name`, each part encoded.
@@ -112,7 +115,7 @@ public struct RunState: Sendable, Equatable, Codable {
         jobs[incoming.id] = merged
         let metadata = JobMetadata(
             sourceJobID: event.job.id, workflowName: event.job.workflowName, headBranch: event.job.headBranch,
-            headSHA: event.job.headSHA)
+            headSHA: event.job.headSHA, sender: event.sender)
         if jobMetadata.map({ metadata.sourceJobID < $0.sourceJobID }) ?? true {
             changed = changed || jobMetadata != metadata
             jobMetadata = metadata
@@ -136,6 +139,8 @@ public struct JobMetadata: Sendable, Equatable, Codable {
     public var workflowName: String?
     public var headBranch: String?
     public var headSHA: String?
+    /// The delivery's `sender.login`.
+    public var sender: String?
 }
 
 /// How and when the bridge learned that a run is over.

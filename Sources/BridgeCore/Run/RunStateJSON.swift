@@ -50,6 +50,7 @@ public enum RunStateJSON {
             fields.string("workflowName", metadata.workflowName, &out)
             fields.string("headBranch", metadata.headBranch, &out)
             fields.string("headSHA", metadata.headSHA, &out)
+            fields.string("sender", metadata.sender, &out)
             out.append(UInt8(ascii: "}"))
         }
         if let seed = state.seed {

@@ -42,6 +42,9 @@ public enum StatusPage {
         html += "</span>"
         if let standing { html += budgetSummary(standing) }
         html += "</div></header><main>"
+        for notice in snapshot.notices {
+            html += "<section class=\"notice\" role=\"status\"><p>\(Markup.escaped(notice))</p></section>"
+        }
         if let standing { html += budgetSection(snapshot, budget: standing.budget) }
         if snapshot.runs.isEmpty {
             html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
@@ -351,6 +354,8 @@ public enum StatusPage {
         .links .json{color:var(--dim);font-weight:500}
         .problem{margin:12px 0 4px;padding:10px 12px;border-radius:10px;background:rgba(255,59,48,.09);\
         color:var(--text);border-left:3px solid var(--bad)}
+        .notice{margin:12px 0;padding:10px 14px;border-radius:10px;background:rgba(255,149,0,.12);\
+        border-left:3px solid #ff9500}
         .alerts{margin:10px 0 4px}
         .alert{margin:4px 0;padding:6px 10px;border-radius:8px;font-size:13px;border-left:3px solid var(--dim)}
         .alert[data-reason=failure]{border-left-color:var(--bad)}

@@ -97,6 +97,8 @@ public struct StatusSnapshot: Sendable {
     public var pushDays: [BudgetChart.Day]
     /// The planner's decisions during the period, oldest first, for the chart's level markers.
     public var decisions: [BudgetChart.Decision]
+    /// What a maintainer must act on, said above the runs (a refused routing target).
+    public var notices: [String] = []
 
     public init(
         runs: [Run], takenAt: UnixTime, pushDays: [BudgetChart.Day] = [], decisions: [BudgetChart.Decision] = []

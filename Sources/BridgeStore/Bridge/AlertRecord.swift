@@ -109,19 +109,21 @@ extension BridgeDatabase {
     /// instead, without `activity_slug`.
     public func finishAlertAttempt(
         _ id: Int64, state: AlertRecord.State, status: Int?, detail: String?, nextAttemptAt: UnixTime? = nil,
-        notificationID: Int64? = nil, delivery: String? = nil, replacingBody body: String? = nil, at now: UnixTime
+        notificationID: Int64? = nil, delivery: String? = nil, replacingBody body: String? = nil,
+        keepActivity: Bool = false, at now: UnixTime
     ) throws {
         try connection.run(
             """
             UPDATE alerts SET state = ?, status = ?, detail = ?, next_attempt_at = COALESCE(?, next_attempt_at),
                 notification_id = COALESCE(?, notification_id), delivery = COALESCE(?, delivery),
-                body = COALESCE(?, body), activity_slug = CASE WHEN ? IS NULL THEN activity_slug ELSE NULL END,
+                body = COALESCE(?, body), activity_slug = CASE WHEN ? IS NULL OR ? THEN activity_slug ELSE NULL END,
                 sent_at = CASE WHEN ? = 'sent' THEN ? ELSE sent_at END
             WHERE id = ?
             """,
             [
                 .text(state.rawValue), .int(status), .string(detail), nextAttemptAt.map { .real($0) } ?? .null,
                 notificationID.map { .integer($0) } ?? .null, .string(delivery), .string(body), .string(body),
+                .integer(keepActivity ? 1 : 0),
                 .text(state.rawValue), .real(now), .integer(id),
             ])
     }
