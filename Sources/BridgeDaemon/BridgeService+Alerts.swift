@@ -170,6 +170,25 @@ extension BridgeService {
         }
     }
 
+    /// What `GET /auth/me` says of notifications: with the month's spent, alerts wait for the
+    /// reset rather than spend a refused POST each (the same pause a 429 `quota.exceeded` with
+    /// `kind: notifications` sets). Cards are counted on their own quota and go on.
+    func noteNotificationUsage(_ usage: PushWardUsage, at now: UnixTime) {
+        guard configuration.alerts.isEnabled, let limit = usage.notificationsLimit, usage.notificationsUsed >= limit
+        else { return }
+        let until = max(usage.quotaResetsAt ?? now + 3_600, now + 60)
+        if alerts.pauseReason == nil {
+            logger.warning(
+                "alerts paused; activity cards go on",
+                [
+                    "alert.paused_until": .string(GitHubTimestamp.format(until)),
+                    "alert.why": .string("the notification quota is spent (\(usage.notificationsUsed) of \(limit))"),
+                ])
+        }
+        alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
+        alerts.pauseReason = "the notification quota is spent (\(usage.notificationsUsed) of \(limit))"
+    }
+
     /// Whether alerts wait for a quota or a refused key, for the status page and `/metrics`.
     public var alertPause: (until: UnixTime, why: String)? {
         guard let until = alerts.pausedUntil, let why = alerts.pauseReason else { return nil }

@@ -468,6 +468,7 @@ public actor BridgeService {
     /// Logs when the level in force or the budget's standing changes.
     public func updateBudget(_ usage: PushWardUsage, at now: UnixTime) {
         let budget = configuration.pushwardBudget.budget(from: usage)
+        noteNotificationUsage(usage, at: now)
         let previous = engine.budget
         engine.budget = budget
         publishSnapshot()
@@ -483,8 +484,6 @@ public actor BridgeService {
         }
     }
 
-    /// The budget as the planner sees it, and the level it chose last (for the status page), as of
-    /// the last published snapshot: read without entering the service's queue.
     /// What the status page says above the runs: a refusal a maintainer has to act on.
     public nonisolated func notices() -> [String] {
         guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else { return [] }
@@ -495,6 +494,8 @@ public actor BridgeService {
         ]
     }
 
+    /// The budget as the planner sees it, and the level it chose last (for the status page), as of
+    /// the last published snapshot: read without entering the service's queue.
     public nonisolated func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
         let snapshot = snapshots.snapshot
         return (snapshot.budget, snapshot.levelInForce)

@@ -106,7 +106,9 @@ public final class Daemon: @unchecked Sendable {
             // The dispatcher sleeps on `wakeups`, not on a cancellable sleep: woken to see the cancel.
             LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatcher.run() },
         ]
-        if configuration.activity.fidelity == .auto, configuration.pushwardBudget != .unlimited, !dryRun {
+        let plansBudget = configuration.activity.fidelity == .auto && configuration.pushwardBudget != .unlimited
+        // Alerts read it too: a spent notification quota pauses them before a refused POST.
+        if plansBudget || configuration.alerts.isEnabled, !dryRun {
             // So does the budget reader, between two reads of /auth/me.
             services.append(
                 LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {

@@ -37,7 +37,8 @@ public enum RunDocument {
                     acknowledged: ownsActivity ? activity?.acknowledged : nil,
                     pushes: try database.requests(for: state.key),
                     deliveries: try database.listDeliveries(run: state.key, limit: 500),
-                    alerts: try database.alerts(repository: state.key.repository, runID: runID)))
+                    alerts: try database.alerts(repository: state.key.repository, runID: runID),
+                    target: activity?.stored.session.identity.target))
         }
         return .array(documents)
     }
@@ -72,7 +73,8 @@ public enum RunDocument {
 
     public static func attempt(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
-        acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord], alerts: [AlertRecord] = []
+        acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord], alerts: [AlertRecord] = [],
+        target: ActivityTarget? = nil
     ) -> JSONValue {
         let state = stored.state
         return [
@@ -84,6 +86,7 @@ public enum RunDocument {
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsActivity),
             "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,
+            "target": target?.json ?? .null,
             "updates_spent": .number(Double(state.updatesSpent ?? 0)),
             "card_decision": state.cardDecision.map(Self.decision) ?? .null,
             "steps": .array(

@@ -192,9 +192,11 @@ public final class FakePushWardServer: @unchecked Sendable {
         }
         if request.method == "GET" && request.path == "/auth/me" {
             lock.lock()
-            let user = state.usageDocument(at: now)
+            var user = state.usageDocument(at: now).objectValue ?? [:]
+            user["notifications_used"] = .number(Double(notificationsUsed))
+            if let notificationLimit { user["notifications_limit"] = .number(Double(notificationLimit)) }
             lock.unlock()
-            return HTTPResponse.json(200, user)
+            return HTTPResponse.json(200, .object(user))
         }
         let contentType = request.header("content-type")?.split(separator: ";").first.map(String.init) ?? ""
         if request.method == "POST" && request.path == "/notifications" {

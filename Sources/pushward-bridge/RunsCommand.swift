@@ -121,7 +121,8 @@ enum RunsCommand {
             let acknowledged = ownsActivity ? activity?.acknowledged : nil
             var document = RunDocument.attempt(
                 stored, plan: plan, ownsActivity: ownsActivity, phase: activity?.stored.session.phase, desired: desired,
-                acknowledged: acknowledged, pushes: pushes, deliveries: deliveries, alerts: alerts)
+                acknowledged: acknowledged, pushes: pushes, deliveries: deliveries, alerts: alerts,
+                target: activity?.stored.session.identity.target)
             if let notice = RetentionNotice.prunedDeliveries(
                 stored, remaining: deliveries.count, mark: deliveriesMark),
                 case .object(var object) = document
@@ -165,6 +166,7 @@ enum RunsCommand {
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
         text += "card: \(safe(stored.slug))" + (ownsActivity ? " (this run holds it)" : " (not held by this run now)")
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
+        text += "\nreaches: " + (session?.identity.target.map { safe($0.description) } ?? "everyone the key reaches")
         text += "\ncost: \(state.updatesSpent ?? 0) PushWard updates (POST + PATCH)"
         if let decision = state.cardDecision {
             text += "\nbudget: \(decision.level?.rawValue ?? "no card") — \(safe(decision.reason))"

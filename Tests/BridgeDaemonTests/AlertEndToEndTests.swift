@@ -113,10 +113,15 @@ struct AlertEndToEndTests {
         #expect(try Self.alerts(bridge, runID: 3).isEmpty)
     }
 
-    @Test("the notification quota spent: alerts wait, said once; the card still ends")
+    @Test("a 429 quota.exceeded for notifications: alerts wait, said once; the card still ends")
     func notificationQuota() async throws {
         let fake = try FakePushWardServer()
-        fake.setNotificationQuota(limit: 0)
+        fake.setFault { method, path, _ in
+            method == "POST" && path == "/notifications"
+                ? .status(
+                    429, code: "quota.exceeded", detail: "quota exceeded for notifications", resetAt: 4_102_444_800)
+                : nil
+        }
         let bridge = try Bridge(fake: fake, topLevel: Self.alertsOn)
         for event in Self.script(5, ago: 900).deliveries(waves: Self.failing) { try await bridge.deliver(event) }
         #expect(await DispatchEndToEndTests.eventually { DispatchEndToEndTests.finalCard(fake)?.state == "ended" })
@@ -129,6 +134,22 @@ struct AlertEndToEndTests {
         #expect(recorded.state == .pending)
         #expect(recorded.detail?.contains("quota.exceeded") == true)
         #expect(bridge.logs.all.filter { $0.contains("\"alerts paused; activity cards go on\"") }.count == 1)
+    }
+
+    @Test("GET /auth/me says the notification quota is spent: no POST is wasted, the alert waits")
+    func notificationQuotaFromUsage() async throws {
+        let fake = try FakePushWardServer()
+        fake.setNotificationQuota(limit: 500, used: 500)
+        let bridge = try Bridge(fake: fake, topLevel: Self.alertsOn)
+        #expect(await DispatchEndToEndTests.eventually { fake.requests.contains { $0.path == "/auth/me" } })
+        try await Task.sleep(for: .milliseconds(200))
+        for event in Self.script(9, ago: 900).deliveries(waves: Self.failing) { try await bridge.deliver(event) }
+        #expect(await DispatchEndToEndTests.eventually { DispatchEndToEndTests.finalCard(fake)?.state == "ended" })
+        try await Task.sleep(for: .milliseconds(300))
+        await bridge.daemon.shutdown()
+        #expect(!fake.requests.contains { $0.path == "/notifications" })
+        #expect(try Self.alerts(bridge, runID: 9).first?.state == .pending)
+        #expect(bridge.logs.all.contains { $0.contains("the notification quota is spent (500 of 500)") })
     }
 
     @Test("PushWard refuses the slug (the card was deleted): the alert goes out without the link")

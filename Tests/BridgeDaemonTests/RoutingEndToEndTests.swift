@@ -32,7 +32,12 @@ struct RoutingEndToEndTests {
         for event in Self.failingRun(1) { #expect(try await bridge.deliver(event) == 202) }
         #expect(await DispatchEndToEndTests.eventually { fake.acceptedNotifications.count == 1 })
         #expect(await DispatchEndToEndTests.eventually { fake.activities[Self.personalSlug]?.state == "ended" })
+        let port = bridge.daemon.adminPort
+        let (document, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/api/runs/1")!)
+        let (page, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/")!)
         await bridge.daemon.shutdown()
+        #expect(try JSONValue(parsing: document).arrayValue?.first?["target"] == ["members": ["usr_123"]])
+        #expect(String(decoding: page, as: UTF8.self).contains("→ members usr_123"))
         let create = try #require(fake.requests.first { $0.method == "POST" && $0.path == "/activities" })
         #expect(create.body?["slug"] == .string(Self.personalSlug))
         #expect(create.body?["target"] == ["members": ["usr_123"]])

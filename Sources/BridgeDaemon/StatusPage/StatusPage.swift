@@ -88,6 +88,9 @@ public enum StatusPage {
             run.ownsActivity
             ? " <span class=\"dim\">(\(Markup.escaped(phaseText(run.ownerPhase))))</span>"
             : " <span class=\"dim\">(passed on)</span>"
+        if let target = run.target {
+            html += " <span class=\"dim\">→ \(Markup.escaped(target.description))</span>"
+        }
         html +=
             "</dd></div><div><dt>Updated</dt><dd title=\"\(Markup.escaped(GitHubTimestamp.format(run.updatedAt)))\">"
         html += "\(Markup.escaped(ago(run.updatedAt, now: now)))</dd></div>"

@@ -52,11 +52,13 @@ public struct StatusSnapshot: Sendable {
         public var cardDecision: CardDecision?
         /// The attempt's alerts (failure, fixed, waiting) and what became of them.
         public var alerts: [AlertRecord]
+        /// Who the card reaches (`routing`); nil: everyone the key reaches.
+        public var target: ActivityTarget?
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
             lastProblemAt: UnixTime?, requests: [RequestRecord], deliveries: [DeliveryRecord],
-            cardDecision: CardDecision? = nil, alerts: [AlertRecord] = []
+            cardDecision: CardDecision? = nil, alerts: [AlertRecord] = [], target: ActivityTarget? = nil
         ) {
             self.listing = listing
             self.runURL = runURL
@@ -68,6 +70,7 @@ public struct StatusSnapshot: Sendable {
             self.deliveries = deliveries
             self.cardDecision = cardDecision
             self.alerts = alerts
+            self.target = target
         }
 
         public subscript<Value>(dynamicMember member: WritableKeyPath<BridgeDatabase.RunListing, Value>) -> Value {
@@ -146,7 +149,8 @@ public struct StatusSnapshot: Sendable {
                     lastProblemAt: session?.lastProblemAt, requests: pushes.reversed(),
                     deliveries: try database.listDeliveries(run: key, limit: 200),
                     cardDecision: stored?.state.cardDecision,
-                    alerts: try database.alerts(repository: key.repository, runID: key.runID).filter { $0.run == key }))
+                    alerts: try database.alerts(repository: key.repository, runID: key.runID).filter { $0.run == key },
+                    target: session?.identity.target))
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedRequestsPerDay(since: period.start).map {
