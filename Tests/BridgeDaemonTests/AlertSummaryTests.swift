@@ -33,3 +33,23 @@ struct AlertSummaryTests {
                 == "The failure alert “acme/widgets · CI failed” was not sent: 400 notification.invalid.")
     }
 }
+
+/// `explain` names whom a routed card reaches.
+@Suite("explain routing")
+struct ExplainRoutingTests {
+    @Test("the owner's sentence says the card's target")
+    func target() {
+        let key = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
+        var session = ActivitySession(
+            identity: ActivityIdentity(
+                slug: "gh-1-u2", name: "GitHub: widgets", target: ActivityTarget(members: ["usr_1"])))
+        session.assign(to: key)
+        let facts = RunExplanation.Facts(
+            run: StoredRun(
+                state: RunState(key: key, repository: Repository(fullName: "acme/widgets", htmlURL: nil), at: 0),
+                slug: "gh-1-u2", released: false, updatedAt: 0),
+            session: StoredSession(session: session, floor: nil, desired: nil, updatedAt: 0), acknowledged: nil,
+            requests: [], deliveries: [], settings: ActivitySettings())
+        #expect(RunExplanation.sentences(facts).contains { $0.hasSuffix("It reaches members usr_1 (routing).") })
+    }
+}

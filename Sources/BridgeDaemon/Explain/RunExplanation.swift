@@ -60,7 +60,8 @@ public enum RunExplanation {
             return ["No card was written for it yet."]
         }
         if session.owner == key {
-            return ["It holds the card now (phase: \(describe(session.phase)))."]
+            let reach = session.identity.target.map { " It reaches \($0.description) (routing)." } ?? ""
+            return ["It holds the card now (phase: \(describe(session.phase)))." + reach]
         }
         let holder = session.owner.map { "run \($0.runID) attempt \($0.attempt)" } ?? "no run"
         if facts.run.state.completion != nil, facts.requests.isEmpty {
