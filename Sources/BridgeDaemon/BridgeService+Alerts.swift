@@ -28,6 +28,9 @@ extension BridgeService {
         }
     }
 
+    /// Whether the configuration has alerts at all.
+    public nonisolated var sendsAlerts: Bool { configuration.alerts.isEnabled }
+
     func noteAlertsPlanned(at now: UnixTime) {
         alerts.nextDue = min(alerts.nextDue ?? now, now)
         wakeups.signal()

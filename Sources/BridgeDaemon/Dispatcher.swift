@@ -31,8 +31,11 @@ public struct Dispatcher: Sendable {
                 for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }
-                for alert in await service.dueAlerts(at: clock()) {
-                    group.addTask { await send(alert) }
+                // Not even a hop onto the store's queue without an `alerts` section.
+                if service.sendsAlerts {
+                    for alert in await service.dueAlerts(at: clock()) {
+                        group.addTask { await send(alert) }
+                    }
                 }
                 let next = await service.nextWakeup(after: clock())
                 let sleep = min(maximumSleep, max(0.005, (next ?? now + maximumSleep) - clock()))
