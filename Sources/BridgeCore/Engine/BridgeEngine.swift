@@ -168,8 +168,10 @@ public struct BridgeEngine: Sendable {
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignActivities(slug)
-        let reasons = Self.alertTransitions(from: before, to: state)
-        if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
+        if alertSettings.isEnabled {
+            let reasons = Self.alertTransitions(from: before, to: state)
+            if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
+        }
     }
 
     /// Puts back a run the engine let go of, when storage has it: a late delivery then moves the
