@@ -28,9 +28,6 @@ extension BridgeService {
         }
     }
 
-    /// Whether the configuration has alerts at all.
-    public nonisolated var sendsAlerts: Bool { configuration.alerts.isEnabled }
-
     func noteAlertsPlanned(at now: UnixTime) {
         alerts.nextDue = min(alerts.nextDue ?? now, now)
         wakeups.signal()
@@ -51,7 +48,19 @@ extension BridgeService {
             alerts.pauseReason = nil
         }
         do {
+            var held = false
             let records = try database.dueAlerts(at: now).filter { !alerts.inFlight.contains($0.id) }
+                .compactMap { record -> AlertRecord? in
+                    switch link(record, at: now) {
+                    case .hold:
+                        held = true
+                        return nil
+                    case .send(let body):
+                        var ready = record
+                        ready.body = body
+                        return ready
+                    }
+                }
             if !records.isEmpty {
                 try database.write { database in
                     for record in records { try database.startAlertAttempt(record.id, at: now) }
@@ -59,8 +68,8 @@ extension BridgeService {
             }
             alerts.inFlight.formUnion(records.map(\.id))
             alerts.nextDue = try database.nextAlertDue().map { max($0, now + 0.001) }
-            if !alerts.inFlight.isEmpty, alerts.nextDue.map({ $0 <= now + 0.001 }) == true {
-                // Everything due is out; look again when an answer comes back.
+            if !alerts.inFlight.isEmpty || held, alerts.nextDue.map({ $0 <= now + 0.001 }) == true {
+                // Everything due is out, or waits for its card: look again in a second.
                 alerts.nextDue = now + 1
             }
             return records.map { record in
@@ -75,12 +84,35 @@ extension BridgeService {
         }
     }
 
+    /// How long an alert waits for its run's card to be created, so it can link to it.
+    static let linkWait: Double = 30
+
+    enum Link {
+        case hold
+        case send(body: String)
+    }
+
+    /// The body to send: with `activity_slug` when PushWard has the run's activity; held (for at
+    /// most `linkWait`) while the create is still under way; without a link after that.
+    func link(_ record: AlertRecord, at now: UnixTime) -> Link {
+        guard let slug = record.activitySlug,
+            var body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue
+        else { return .send(body: record.body) }
+        // Not in memory: ended and idle, so it was created on PushWard.
+        let session = engine.sessions[slug]
+        if session == nil || session?.acknowledged != nil || session?.owner != record.run {
+            body["activity_slug"] = .string(slug)
+            return .send(body: JSONValue.object(body).canonicalString)
+        }
+        return now < record.createdAt + Self.linkWait ? .hold : .send(body: record.body)
+    }
+
     /// Records what PushWard answered to an alert's POST, and what follows from it.
     public func completeAlert(_ record: AlertRecord, answer: NotificationAnswer, dryRun: Bool, at now: UnixTime) {
         alerts.inFlight.remove(record.id)
         let body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue ?? [:]
         let step = AlertRetry.step(
-            after: answer, attempts: record.attempts, namesActivity: record.activitySlug != nil,
+            after: answer, attempts: record.attempts, namesActivity: body["activity_slug"] != nil,
             hasTarget: body["target"] != nil, at: now)
         var metadata: [String: JSONValue] = [
             "alert.id": .number(Double(record.id)), "alert.reason": .string(record.reason.rawValue),

@@ -31,6 +31,8 @@ public actor BridgeService {
     let logger: Logger
     /// The alert sender's state (`BridgeService+Alerts.swift`).
     var alerts = AlertQueueState()
+    /// Whether the configuration has alerts at all: the dispatcher asks on every turn.
+    public nonisolated let sendsAlerts: Bool
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -61,6 +63,7 @@ public actor BridgeService {
         self.engine.routing = configuration.routing
         self.engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         self.configuration = configuration
+        self.sendsAlerts = configuration.alerts.isEnabled
         self.logger = logger
         self.alerts.nextDue = configuration.alerts.isEnabled ? ((try? database.nextAlertDue()) ?? nil) : nil
     }

@@ -5,7 +5,8 @@ public struct PlannedAlert: Sendable, Equatable {
     public var reason: AlertReason
     /// The request body, already within PushWard's limits (`AlertContent`).
     public var body: JSONValue
-    /// The activity the body names in `activity_slug`; nil when the run has none on PushWard.
+    /// The run's card: named in `activity_slug` when the alert is sent, if PushWard has it by
+    /// then; nil when the run draws on no card.
     public var activitySlug: String?
 
     public init(run: RunKey, reason: AlertReason, body: JSONValue, activitySlug: String?) {

@@ -56,18 +56,16 @@ extension BridgeEngine {
     }
 
     private mutating func append(_ key: RunKey, state: RunState, reasons: Set<AlertReason>, subject: AlertSubject) {
-        let slug = slugs[key].flatMap { slug -> String? in
-            // Named only once PushWard has the activity: an unknown slug is a 422.
-            guard let session = sessions[slug], session.owner == key, session.acknowledged != nil else { return nil }
-            return slug
-        }
+        // The run's card, when it has one: the sender names it in `activity_slug` once PushWard
+        // has the activity (an unknown slug is a 422), waiting a little for its create if need be.
+        let slug = slugs[key].flatMap { sessions[$0]?.owner == key ? $0 : nil }
         let target = gate.targetsRefusedAt == nil ? route(for: state).target : nil
         for (reason, level) in alertSettings.alerts(for: reasons.sorted(), subject) {
             changes.alerts.append(
                 PlannedAlert(
                     run: key, reason: reason,
                     body: AlertContent.body(
-                        for: reason, state: state, level: level, activitySlug: slug, target: target),
+                        for: reason, state: state, level: level, activitySlug: nil, target: target),
                     activitySlug: slug))
         }
     }

@@ -51,8 +51,12 @@ public struct JobRecord: Sendable, Equatable, Codable {
             completedAt: job.status == .completed ? job.completedAt : nil,
             waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
             isCheckRun: checkRun, htmlURL: job.htmlURL,
-            failedStep: job.status == .completed
-                ? job.steps.first { ["failure", "timed_out"].contains($0.conclusion ?? "") }?.name : nil)
+            failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed)?.name : nil)
+    }
+
+    /// A step that failed or timed out: what an alert names.
+    static func stepFailed(_ step: JobStep) -> Bool {
+        step.conclusion == "failure" || step.conclusion == "timed_out"
     }
 
     public var isFinished: Bool { status == .completed }
