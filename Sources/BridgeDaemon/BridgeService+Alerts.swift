@@ -93,18 +93,23 @@ extension BridgeService {
     }
 
     /// The body to send: with `activity_slug` when PushWard has the run's activity; held (for at
-    /// most `linkWait`) while the create is still under way; without a link after that.
+    /// most `linkWait`) while the create is still under way; without a link after that. Without
+    /// `target` once PushWard refused one, even if the alert was planned before.
     func link(_ record: AlertRecord, at now: UnixTime) -> Link {
-        guard let slug = record.activitySlug,
-            var body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue
-        else { return .send(body: record.body) }
-        // Not in memory: ended and idle, so it was created on PushWard.
-        let session = engine.sessions[slug]
-        if session == nil || session?.acknowledged != nil || session?.owner != record.run {
-            body["activity_slug"] = .string(slug)
-            return .send(body: JSONValue.object(body).canonicalString)
+        guard var body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue else {
+            return .send(body: record.body)
         }
-        return now < record.createdAt + Self.linkWait ? .hold : .send(body: record.body)
+        if engine.gate.targetsRefusedAt != nil { body["target"] = nil }
+        if let slug = record.activitySlug {
+            // Not in memory: ended and idle, so it was created on PushWard.
+            let session = engine.sessions[slug]
+            if session == nil || session?.acknowledged != nil || session?.owner != record.run {
+                body["activity_slug"] = .string(slug)
+            } else if now < record.createdAt + Self.linkWait {
+                return .hold
+            }
+        }
+        return .send(body: JSONValue.object(body).canonicalString)
     }
 
     /// Records what PushWard answered to an alert's POST, and what follows from it.
