@@ -474,6 +474,7 @@ public actor BridgeService {
         noteNotificationUsage(usage, at: now)
         let previous = engine.budget
         engine.budget = budget
+        snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

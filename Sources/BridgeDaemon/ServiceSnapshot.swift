@@ -23,6 +23,9 @@ public struct ServiceSnapshot: Sendable {
     public var budget: PushBudget?
     public var levelInForce: Fidelity?
     public var arrivals = RunArrivals()
+    /// Notifications PushWard counted this period and the allowance (nil: unlimited), from the
+    /// last `GET /auth/me`; nil until one was read.
+    public var notifications: (used: Int, limit: Int?)?
 
     /// The snapshot of `engine`, with `inFlight` requests out.
     init(engine: BridgeEngine, inFlight: Int) {
@@ -124,6 +127,16 @@ public struct ServiceSnapshot: Sendable {
         }
         return [
             ("budget_updates_used", "Live Activity updates PushWard counted this period (-1: unknown).", [:], used),
+            (
+                "budget_notifications_used",
+                "Notifications PushWard counted this period, alerts among them (-1: unknown).",
+                [:], notifications.map { Double($0.used) } ?? -1
+            ),
+            (
+                "budget_notifications_limit", "The period's allowance of notifications (-1: unlimited or unknown).",
+                [:],
+                notifications?.limit.map(Double.init) ?? -1
+            ),
             (
                 "budget_updates_limit", "The period's allowance of Live Activity updates (-1: unlimited or unknown).",
                 [:], limit

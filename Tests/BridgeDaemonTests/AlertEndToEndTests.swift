@@ -145,7 +145,10 @@ struct AlertEndToEndTests {
         for event in Self.script(9, ago: 900).deliveries(waves: Self.failing) { try await bridge.deliver(event) }
         #expect(await DispatchEndToEndTests.eventually { DispatchEndToEndTests.finalCard(fake)?.state == "ended" })
         try await Task.sleep(for: .milliseconds(300))
+        let metrics = try await Self.get("/metrics", port: bridge.daemon.adminPort)
         await bridge.daemon.shutdown()
+        #expect(metrics.contains("budget_notifications_used 500"))
+        #expect(metrics.contains("budget_notifications_limit 500"))
         #expect(!fake.requests.contains { $0.path == "/notifications" })
         #expect(try Self.alerts(bridge, runID: 9).first?.state == .pending)
         #expect(bridge.logs.all.contains { $0.contains("the notification quota is spent (500 of 500)") })
