@@ -215,6 +215,39 @@ struct CLITests {
         return try directory.write("config.json", json)
     }
 
+    @Test("check-config prints alerts and routing, and says when PushWard refused this key's targets")
+    func checkConfigRouting() async throws {
+        let directory = try ScratchDirectory()
+        let database = directory.path("bridge.sqlite")
+        var rows = EngineRows()
+        var gate = DispatchGate()
+        gate.targetsRefusedAt = 1_796_083_200
+        gate.targetsRefusedKey = BridgeEngine.fingerprint(ofKey: "hlk_personal")
+        rows.gate = gate
+        let opened = try BridgeDatabase(path: database)
+        try opened.write { try $0.save(rows, at: 1_796_083_200) }
+        func config(key: String) throws -> String {
+            try directory.write(
+                "config-\(key).json",
+                """
+                {"database": "\(database)", "github": {"webhook_secrets": ["\(Self.secret)"]},
+                 "pushward": {"api_key": "\(key)", "budget": "unlimited"},
+                 "alerts": {}, "routing": {"members": {"octocat": "usr_1"}}}
+                """)
+        }
+        let refused = try await BridgeProcess.run(
+            ["check-config", "--config", try config(key: "hlk_personal")], in: directory)
+        #expect(refused.status == 0, "\(refused.stderr)")
+        #expect(refused.stderr.contains("routing: PushWard refused a routing target at 2026-12-01T00:00:00Z"))
+        #expect(refused.json?["routing"]?["members"] == ["octocat"])
+        #expect(refused.json?["alerts"]?["rules"]?.arrayValue?.first?["branches"] == ["{default}"])
+        #expect(!refused.stdout.contains("usr_1"), "member ids are not printed")
+        let another = try await BridgeProcess.run(
+            ["check-config", "--config", try config(key: "hlk_org")], in: directory)
+        #expect(another.status == 0)
+        #expect(!another.stderr.contains("refused a routing target"), "another key is tried again")
+    }
+
     @Test("check-config exits 78 naming github.webhook_secrets when no secret is configured")
     func checkConfigWithoutSecret() async throws {
         let directory = try ScratchDirectory()
