@@ -13,9 +13,9 @@ public enum AlertContent {
     public static let collapseLimit = 64
     public static let urlLimit = 2_048
 
+    /// Without `activity_slug`: the sender adds it when PushWard has the run's activity by then.
     public static func body(
-        for reason: AlertReason, state: RunState, level: AlertRule.Level, activitySlug: String?,
-        target: ActivityTarget? = nil
+        for reason: AlertReason, state: RunState, level: AlertRule.Level, target: ActivityTarget? = nil
     ) -> JSONValue {
         let repository = plain(state.key.repository)
         let workflow = plain(state.workflowName ?? "workflow")
@@ -59,7 +59,6 @@ public enum AlertContent {
             "source_display_name": "GitHub Actions",
         ]
         if url.count <= urlLimit, url.hasPrefix("https://") || url.hasPrefix("http://") { object["url"] = .string(url) }
-        if let activitySlug { object["activity_slug"] = .string(activitySlug) }
         if let target { object["target"] = target.json }
         return .object(object)
     }

@@ -62,7 +62,8 @@ public enum AlertRetry {
 
     private static func transient(_ why: String, attempts: Int, retryAfter: Double?, at now: UnixTime) -> Step {
         guard attempts < maximumAttempts else { return .failed(why: "gave up after \(attempts) attempts: \(why)") }
-        let backoff = min(maximumBackoff, firstBackoff * Double(1 << min(max(attempts - 1, 0), 20)))
+        // The ceiling of the cards' curve (no jitter: alerts are few and do not come back together).
+        let backoff = RetryPolicy.delay(afterFailures: attempts, jitter: 1, base: firstBackoff, cap: maximumBackoff)
         return .retry(at: now + max(backoff, retryAfter ?? 0))
     }
 }

@@ -41,16 +41,8 @@ extension BridgeEngine {
         var reasons = candidates.filter { reason in
             alertSettings.rules.contains { $0.matches(reason, subject) }
         }
-        if reasons.contains(.fixed) {
-            guard let workflow = state.workflowName, let branch = state.headBranch,
-                let previous = try previousDecisiveConclusion(
-                    key, workflow: workflow, branch: branch, before: state.run?.updatedAt ?? state.lastChangeAt,
-                    provider: provider),
-                AlertReason.failedConclusions.contains(previous)
-            else {
-                reasons.remove(.fixed)
-                return append(key, state: state, reasons: reasons, subject: subject)
-            }
+        if reasons.contains(.fixed), try !fixesFailure(key, state: state, provider: provider) {
+            reasons.remove(.fixed)
         }
         append(key, state: state, reasons: reasons, subject: subject)
     }
@@ -64,10 +56,20 @@ extension BridgeEngine {
             changes.alerts.append(
                 PlannedAlert(
                     run: key, reason: reason,
-                    body: AlertContent.body(
-                        for: reason, state: state, level: level, activitySlug: nil, target: target),
+                    body: AlertContent.body(for: reason, state: state, level: level, target: target),
                     activitySlug: slug))
         }
+    }
+
+    /// Whether the newest earlier decisive run of the workflow on the run's branch failed.
+    private func fixesFailure<Provider: HistoryProvider>(_ key: RunKey, state: RunState, provider: Provider)
+        throws(Provider.Failure) -> Bool
+    {
+        guard let workflow = state.workflowName, let branch = state.headBranch else { return false }
+        let previous = try previousDecisiveConclusion(
+            key, workflow: workflow, branch: branch, before: state.run?.updatedAt ?? state.lastChangeAt,
+            provider: provider)
+        return previous.map(AlertReason.failedConclusions.contains) ?? false
     }
 
     /// The newest decisive conclusion of another attempt of the workflow on the branch, finished

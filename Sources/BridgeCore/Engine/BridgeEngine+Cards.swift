@@ -44,7 +44,8 @@ extension BridgeEngine {
                 }
                 let identity = ActivityIdentity.forRun(
                     repository: newest.repository, workflow: newest.workflowName, scope: settings.scope)
-                var session = sessions[slug] ?? ActivityIdentity(slug: slug, name: identity.name).session
+                var session =
+                    sessions[slug] ?? ActivitySession(identity: ActivityIdentity(slug: slug, name: identity.name))
                 let target = gate.targetsRefusedAt == nil ? route.target : nil
                 session.identity = ActivityIdentity(slug: slug, name: identity.name, target: target)
                 session.assign(to: newest.key)

@@ -1,0 +1,28 @@
+/// What alert rules look at in a run.
+public struct AlertSubject: Sendable, Equatable {
+    public var repository: String
+    public var workflow: String?
+    public var branch: String?
+    public var defaultBranch: String?
+    public var event: String?
+    /// The person the run is for: `triggering_actor`, else `actor`.
+    public var actor: String?
+
+    public init(
+        repository: String, workflow: String?, branch: String?, defaultBranch: String?, event: String?, actor: String?
+    ) {
+        self.repository = repository
+        self.workflow = workflow
+        self.branch = branch
+        self.defaultBranch = defaultBranch
+        self.event = event
+        self.actor = actor
+    }
+
+    public init(_ state: RunState) {
+        self.init(
+            repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch,
+            defaultBranch: state.repository.defaultBranch, event: state.run?.event,
+            actor: state.person)
+    }
+}
