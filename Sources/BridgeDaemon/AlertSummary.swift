@@ -1,13 +1,18 @@
 import BridgeCore
 import BridgeStore
+import Foundation
 
 /// One alert in words, the same in `explain`, `runs show` and on the status page: which reason,
 /// what it said, to whom, and what became of it. Plain text with payload-made names in it: each
 /// place escapes it for where it lands.
 public enum AlertSummary {
-    /// Who an alert reaches: without a routing target, everyone the key reaches.
+    /// Who an alert reaches: the routing target its body carries, else everyone the key reaches.
     public static func audience(_ alert: AlertRecord) -> String {
-        "everyone the key reaches"
+        guard let target = (try? JSONValue(parsing: Data(alert.body.utf8)))?["target"] else {
+            return "everyone the key reaches"
+        }
+        func names(_ key: String) -> [String] { target[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        return ActivityTarget(members: names("members"), groups: names("groups"), tags: names("tags")).description
     }
 
     public static func sentence(_ alert: AlertRecord) -> String {

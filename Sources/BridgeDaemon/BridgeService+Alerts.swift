@@ -137,7 +137,7 @@ extension BridgeService {
                 let shown = dryRun ? "dry-run" : [delivery, reason].compactMap { $0 }.joined(separator: ": ")
                 try database.finishAlertAttempt(
                     record.id, state: .sent, status: status, detail: nil, notificationID: id,
-                    delivery: shown.isEmpty ? nil : shown, at: now)
+                    delivery: shown.isEmpty ? nil : shown, sentBody: record.body, at: now)
                 outcome = dryRun ? "dry-run" : "sent"
                 if let delivery, delivery != "all" { metadata["alert.delivery"] = .string(shown) }
                 logger.info(dryRun ? "alert recorded (dry run)" : "alert sent", metadata)
@@ -150,26 +150,20 @@ extension BridgeService {
                 metadata["error"] = .string(Self.detail(of: answer) ?? "")
                 logger.warning("alert not sent; trying again", metadata)
             case .retryWithoutTarget:
-                var body = body
-                body["target"] = nil
+                // Sent again at once; `link` leaves the target out from now on.
                 try database.finishAlertAttempt(
                     record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
-                    replacingBody: JSONValue.object(body).canonicalString, keepActivity: true, at: now)
+                    at: now)
                 outcome = "retried"
                 if engine.gate.targetsRefusedAt == nil {
                     engine.refuseTargets(at: now)
-                    persistTimerChanges(at: now)
-                    metrics.add("routing_targets_refused_total")
-                    logger.error(
-                        "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
-                        metadata)
+                    persistChanges(at: now)
+                    sayTargetsRefused(metadata)
                 }
             case .retryWithoutActivity:
-                var body = body
-                body["activity_slug"] = nil
                 try database.finishAlertAttempt(
                     record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
-                    replacingBody: JSONValue.object(body).canonicalString, at: now)
+                    clearActivity: true, at: now)
                 outcome = "retried"
                 logger.notice(
                     "PushWard does not know the run's activity; sending the alert without the link to it", metadata)
@@ -178,13 +172,7 @@ extension BridgeService {
                     record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: until,
                     at: now)
                 outcome = "paused"
-                if alerts.pauseReason == nil {
-                    metadata["alert.paused_until"] = .string(GitHubTimestamp.format(until))
-                    metadata["alert.why"] = .string(why)
-                    logger.warning("alerts paused; activity cards go on", metadata)
-                }
-                alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
-                alerts.pauseReason = why
+                pauseAlerts(until: until, why: why, metadata)
             case .failed(let why):
                 try database.finishAlertAttempt(record.id, state: .failed, status: status, detail: why, at: now)
                 outcome = "failed"
@@ -196,8 +184,7 @@ extension BridgeService {
             return
         }
         metrics.add("alerts_total", labels: ["reason": record.reason.rawValue, "outcome": outcome])
-        alerts.nextDue = min(alerts.nextDue ?? .infinity, (try? database.nextAlertDue()) ?? .infinity)
-        if alerts.nextDue == .infinity { alerts.nextDue = nil }
+        alerts.nextDue = [alerts.nextDue, (try? database.nextAlertDue()) ?? nil].compactMap { $0 }.min()
         wakeups.signal()
     }
 
@@ -216,22 +203,20 @@ extension BridgeService {
     func noteNotificationUsage(_ usage: PushWardUsage, at now: UnixTime) {
         guard configuration.alerts.isEnabled, let limit = usage.notificationsLimit, usage.notificationsUsed >= limit
         else { return }
-        let until = max(usage.quotaResetsAt ?? now + 3_600, now + 60)
-        if alerts.pauseReason == nil {
-            logger.warning(
-                "alerts paused; activity cards go on",
-                [
-                    "alert.paused_until": .string(GitHubTimestamp.format(until)),
-                    "alert.why": .string("the notification quota is spent (\(usage.notificationsUsed) of \(limit))"),
-                ])
-        }
-        alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
-        alerts.pauseReason = "the notification quota is spent (\(usage.notificationsUsed) of \(limit))"
+        pauseAlerts(
+            until: max(usage.quotaResetsAt ?? now + 3_600, now + 60),
+            why: "the notification quota is spent (\(usage.notificationsUsed) of \(limit))", [:])
     }
 
-    /// Whether alerts wait for a quota or a refused key, for the status page and `/metrics`.
-    public var alertPause: (until: UnixTime, why: String)? {
-        guard let until = alerts.pausedUntil, let why = alerts.pauseReason else { return nil }
-        return (until, why)
+    /// Holds every alert back until `until`, said once for as long as the pause lasts.
+    private func pauseAlerts(until: UnixTime, why: String, _ metadata: [String: JSONValue]) {
+        if alerts.pauseReason == nil {
+            var metadata = metadata
+            metadata["alert.paused_until"] = .string(GitHubTimestamp.format(until))
+            metadata["alert.why"] = .string(why)
+            logger.warning("alerts paused; activity cards go on", metadata)
+        }
+        alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
+        alerts.pauseReason = why
     }
 }

@@ -58,10 +58,7 @@ public actor BridgeService {
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
         self.metrics = metrics
         self.database = database
-        self.engine = engine
-        self.engine.alertSettings = configuration.alerts
-        self.engine.routing = configuration.routing
-        self.engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
+        self.engine = Self.configured(engine, configuration)
         self.configuration = configuration
         self.sendsAlerts = configuration.alerts.isEnabled
         self.logger = logger
@@ -281,16 +278,25 @@ public actor BridgeService {
         }
     }
 
+    /// The engine with what `loadEngine` does not carry: the alert rules, the routing and the
+    /// configured key (whose fingerprint decides whether a recorded target refusal still holds).
+    private static func configured(_ engine: BridgeEngine, _ configuration: BridgeConfiguration) -> BridgeEngine {
+        var engine = engine
+        engine.alertSettings = configuration.alerts
+        engine.routing = configuration.routing
+        engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
+        return engine
+    }
+
     /// Rebuilds the core's state from the store after a failed commit; when the store cannot be
     /// read either, tries again before the next delivery. Applying a delivery twice is harmless
     /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
     private func reloadFromStore() {
         do {
-            engine = try database.loadEngine(
-                settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970)
-            engine.alertSettings = configuration.alerts
-            engine.routing = configuration.routing
-            engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
+            engine = Self.configured(
+                try database.loadEngine(
+                    settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970),
+                configuration)
             needsReload = false
         } catch {
             needsReload = true
@@ -408,12 +414,17 @@ public actor BridgeService {
             }
         case .targetRefused(let detail):
             metadata["push.problem"] = .string(detail)
-            guard !targetsWereRefused else { break }
-            metrics.add("routing_targets_refused_total")
-            logger.error(
-                "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
-                metadata)
+            if !targetsWereRefused { sayTargetsRefused(metadata) }
         }
+    }
+
+    /// The one time a refused routing target is said, whichever request (a create, an alert) met
+    /// it first.
+    func sayTargetsRefused(_ metadata: [String: JSONValue]) {
+        metrics.add("routing_targets_refused_total")
+        logger.error(
+            "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
+            metadata)
     }
 
     private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
@@ -434,10 +445,9 @@ public actor BridgeService {
         }
     }
 
-    /// Writes what the engine changed outside a delivery or an answer (a timer, an alert's answer).
-    func persistTimerChanges(at now: UnixTime) { persistChanges(at: now) }
-
-    private func persistChanges(at now: UnixTime) {
+    /// Writes what the engine changed outside a delivery or a request's answer (a timer, an
+    /// alert's answer).
+    func persistChanges(at now: UnixTime) {
         let changes = engine.takeChanges()
         guard !changes.isEmpty else { return }
         do {

@@ -15,6 +15,15 @@ struct AlertSummaryTests {
             sentAt: state == .sent ? 1_796_083_201 : nil)
     }
 
+    @Test("a routed alert names whom it reached")
+    func routedAudience() {
+        var routed = Self.record(.sent, attempts: 1)
+        routed.body = #"{"body":"b","target":{"members":["usr_1"]},"title":"acme/widgets · CI failed"}"#
+        #expect(AlertSummary.audience(routed) == "members usr_1")
+        #expect(AlertSummary.sentence(routed).contains("went to members usr_1 at"))
+        #expect(AlertSummary.audience(Self.record(.sent, attempts: 1)) == "everyone the key reaches")
+    }
+
     @Test("sent, waiting to be sent, retried, refused: each says what became of it")
     func sentences() {
         #expect(

@@ -43,6 +43,10 @@ struct RoutingEndToEndTests {
         #expect(create.body?["target"] == ["members": ["usr_123"]])
         #expect(fake.acceptedNotifications.first?.body["target"] == ["members": ["usr_123"]])
         #expect(fake.acceptedNotifications.first?.body["activity_slug"] == .string(Self.personalSlug))
+        let alert = try #require(
+            try BridgeDatabase(path: bridge.databasePath, readOnly: true).alerts(repository: "acme/widgets", runID: 1)
+                .first)
+        #expect(AlertSummary.audience(alert) == "members usr_123")
         #expect(fake.violations.isEmpty, "\(fake.violations)")
     }
 
@@ -65,6 +69,10 @@ struct RoutingEndToEndTests {
         #expect(withTarget.count == 1, "tried once")
         #expect(withTarget.first?.status == 422)
         #expect(fake.acceptedNotifications.allSatisfy { $0.body["target"] == nil })
+        let alert = try #require(
+            try BridgeDatabase(path: bridge.databasePath, readOnly: true).alerts(repository: "acme/widgets", runID: 2)
+                .first)
+        #expect(AlertSummary.audience(alert) == "everyone the key reaches", "the record says what went out")
         #expect(
             bridge.logs.all.filter { $0.contains("PushWard refused a routing target") }.count == 1, "said once")
         #expect(String(decoding: page, as: UTF8.self).contains("class=\"notice\""))

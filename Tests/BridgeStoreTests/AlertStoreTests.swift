@@ -58,10 +58,10 @@ struct AlertStoreTests {
         try database.startAlertAttempt(due[2].id, at: 101)
         try database.finishAlertAttempt(
             due[2].id, state: .pending, status: 422, detail: "not found", nextAttemptAt: 102,
-            replacingBody: #"{"body":"b","title":"t"}"#, at: 102)
+            clearActivity: true, at: 102)
         due = try database.dueAlerts(at: 150)
         #expect(due.map(\.run.runID) == [3])
-        #expect(due.first?.activitySlug == nil, "the replaced body no longer names the activity")
+        #expect(due.first?.activitySlug == nil, "the card is no longer linked")
         #expect(try database.nextAlertDue() == 102)
         let sent = try #require(try database.alerts(repository: "acme/widgets", runID: 1).first)
         #expect(sent.state == .sent && sent.notificationID == 77 && sent.sentAt == 102 && sent.attempts == 1)

@@ -105,25 +105,26 @@ extension BridgeDatabase {
             "UPDATE alerts SET attempts = attempts + 1, last_attempt_at = ? WHERE id = ?", [.real(now), .integer(id)])
     }
 
-    /// Records what became of an attempt. `replacingBody` is the body the next attempt sends
-    /// instead, without `activity_slug`.
+    /// Records what became of an attempt. `sentBody`: the body PushWard took (with the link and
+    /// target it was sent with), kept as the record of what went out. `clearActivity`: later
+    /// attempts no longer link the run's card (PushWard did not know it).
     public func finishAlertAttempt(
         _ id: Int64, state: AlertRecord.State, status: Int?, detail: String?, nextAttemptAt: UnixTime? = nil,
-        notificationID: Int64? = nil, delivery: String? = nil, replacingBody body: String? = nil,
-        keepActivity: Bool = false, at now: UnixTime
+        notificationID: Int64? = nil, delivery: String? = nil, sentBody: String? = nil, clearActivity: Bool = false,
+        at now: UnixTime
     ) throws {
         try connection.run(
             """
             UPDATE alerts SET state = ?, status = ?, detail = ?, next_attempt_at = COALESCE(?, next_attempt_at),
                 notification_id = COALESCE(?, notification_id), delivery = COALESCE(?, delivery),
-                body = COALESCE(?, body), activity_slug = CASE WHEN ? IS NULL OR ? THEN activity_slug ELSE NULL END,
+                body = COALESCE(?, body), activity_slug = CASE WHEN ? THEN NULL ELSE activity_slug END,
                 sent_at = CASE WHEN ? = 'sent' THEN ? ELSE sent_at END
             WHERE id = ?
             """,
             [
                 .text(state.rawValue), .int(status), .string(detail), nextAttemptAt.map { .real($0) } ?? .null,
-                notificationID.map { .integer($0) } ?? .null, .string(delivery), .string(body), .string(body),
-                .integer(keepActivity ? 1 : 0),
+                notificationID.map { .integer($0) } ?? .null, .string(delivery), .string(sentBody),
+                .integer(clearActivity ? 1 : 0),
                 .text(state.rawValue), .real(now), .integer(id),
             ])
     }
