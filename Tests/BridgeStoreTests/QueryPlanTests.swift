@@ -48,7 +48,7 @@ struct QueryPlanTests {
             _ = try database.listDeliveries(run: run, limit: 500, includePayload: true)
         },
         "delivery": { _ = try $0.delivery(id: "d-1") },
-        "hasDelivery": { _ = try $0.hasDelivery("d-1") },
+        "recordedDelivery": { _ = try $0.recordedDelivery("d-1", at: 1_800_000_000) },
         "dueAlerts": { _ = try $0.dueAlerts(at: 1_800_000_000) },
         "nextAlertDue": { _ = try $0.nextAlertDue() },
         "alerts": { _ = try $0.alerts(repository: run.repository, runID: run.runID) },
@@ -159,6 +159,24 @@ struct QueryPlanTests {
         // read through (nothing they run escapes the check).
         #expect(checked.count >= Self.readers.count)
         #expect(Set(page).isSubset(of: checked))
+    }
+
+    @Test("a delivery is found by id one seek per day, through the (day, id) key")
+    func deliveryLookupsSeekByDay() throws {
+        let lookups = try recorded { database in
+            _ = try database.recordedDelivery("d-1", at: 1_800_000_000)
+            _ = try database.delivery(id: "d-1")
+        }
+        #expect(lookups.count == 2)
+        let plans = try BridgeDatabase(path: path, readOnly: true)
+        for sql in lookups {
+            let plan = try plans.connection.queryPlan(of: sql)
+            #expect(
+                plan.contains {
+                    $0.contains("SEARCH deliveries USING") && $0.contains("deliveries_by_day (day=? AND id=?)")
+                },
+                "\(sql)\n\(plan.joined(separator: "\n"))")
+        }
     }
 
     @Test("the check catches the unindexed run list it replaced")
