@@ -40,7 +40,14 @@ public final class Daemon: @unchecked Sendable {
         try FileManager.default.createDirectory(
             at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
+        // A migration on a large database can outlast systemd's start timeout: it is told to wait.
+        let extender = StartTimeoutExtender(notifier: SystemdNotifier())
+        defer { extender.stop() }
         let database = try BridgeDatabase(path: configuration.database) { progress in
+            if progress.elapsed == nil {
+                extender.keepWaiting(
+                    status: "applying schema migration \(progress.version) of \(progress.total): \(progress.name)")
+            }
             var metadata: [String: JSONValue] = [
                 "migration.name": .string(progress.name), "migration.version": .number(Double(progress.version)),
                 "migration.total": .number(Double(progress.total)),

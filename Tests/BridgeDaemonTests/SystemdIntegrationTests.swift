@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeDaemon
+import BridgeStore
 import BridgeTestSupport
 import Foundation
 import Testing
@@ -87,7 +88,9 @@ struct SystemdIntegrationTests {
         // Ready first, then (every half WATCHDOG_USEC) the keep-alive: wait for two of them, so the
         // watchdog is seen to repeat.
         let started = notify.messages(until: { $0.filter { $0 == "WATCHDOG=1" }.count >= 2 })
-        #expect(started.first?.hasPrefix("READY=1") == true, "\(started)")
+        // A new database's migrations ask for more start time first (see the next test).
+        let afterMigrations = started.drop { $0.hasPrefix("EXTEND_TIMEOUT_USEC=") }
+        #expect(afterMigrations.first?.hasPrefix("READY=1") == true, "\(started)")
         #expect(started.contains("WATCHDOG=1"), "a watchdog keep-alive every half WATCHDOG_USEC")
         kill(process.processIdentifier, SIGTERM)
         let stopping = notify.messages(until: { $0.contains("STOPPING=1") })
@@ -95,6 +98,35 @@ struct SystemdIntegrationTests {
         #expect(stopping.contains("STOPPING=1"), "\(stopping)")
         #expect(ChildProcess.status(of: process) == 0)
         #expect(process.terminationReason == .exit)
+    }
+
+    @Test("upgrading a database, the binary asks systemd for more start time, naming the migration, before READY=1")
+    func migrationExtendsTheStartTimeout() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let old = try SQLiteConnection(path: directory + "/bridge.sqlite")
+            try MigrationRunner.migrate(old, Array(BridgeSchema.migrations.dropLast()))
+            old.close()
+        }
+        let notify = try NotifySocket(path: directory + "/notify.sock")
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = ["serve", "--config", directory + "/config.json"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        process.environment = environment
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
+        kill(process.processIdentifier, SIGTERM)
+        #expect(ChildProcess.wait(for: process, timeout: 60), "exits after SIGTERM")
+        let last = BridgeSchema.migrations.count
+        #expect(
+            started.first
+                == "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=applying schema migration \(last) of \(last): "
+                + BridgeSchema.migrations[last - 1].name, "\(started)")
+        #expect(started.last?.hasPrefix("READY=1") == true, "\(started)")
     }
 
     @Test("socket-activated, it serves the socket systemd passes (systemd-socket-activate)")
