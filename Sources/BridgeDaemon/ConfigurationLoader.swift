@@ -59,6 +59,15 @@ public enum ConfigurationLoader {
         if let secrets = try secret("PUSHWARD_WEBHOOK_SECRETS", credential: "webhook_secrets", environment) {
             configuration.webhookSecrets = webhookSecrets(fromLines: secrets)
         }
+        // Only for a `github.api` section: a token alone does not turn recovery on (see the warning).
+        if configuration.githubAPI != nil,
+            let token = try secret("PUSHWARD_GITHUB_TOKEN", credential: "github_token", environment), !token.isEmpty
+        {
+            configuration.githubAPI?.credential = .token(token)
+            if let api = configuration.githubAPI, let problem = api.hooks.lazy.compactMap(api.hookProblem).first {
+                throw ConfigurationError(key: "github.api.hooks", problem: "with PUSHWARD_GITHUB_TOKEN set, \(problem)")
+            }
+        }
     }
 
     /// `PUSHWARD_WEBHOOK_SECRETS` (or its file or credential): one secret a line. Split on newlines
@@ -114,6 +123,23 @@ public enum ConfigurationLoader {
                 problems.append(ConfigurationError(key: "github.webhook_secrets[\(index)]", problem: problem))
             }
         }
+        if let api = configuration.githubAPI {
+            switch api.credential {
+            case nil:
+                problems.append(
+                    ConfigurationError(
+                        key: "github.api",
+                        problem: "no credential to call GitHub with: set token (or PUSHWARD_GITHUB_TOKEN, its _FILE "
+                            + "or the github_token credential), or app_id with private_key_file"))
+            case .app(_, let file)? where !FileManager.default.isReadableFile(atPath: file):
+                problems.append(
+                    ConfigurationError(
+                        key: "github.api.private_key_file",
+                        problem: "cannot read \(file): the GitHub App's private key (the .pem GitHub gave you)"))
+            default:
+                break
+            }
+        }
         if configuration.adminToken == nil, !isLocalAdmin(configuration.adminListen) {
             problems.append(
                 ConfigurationError(
@@ -153,6 +179,11 @@ public enum ConfigurationLoader {
             warnings.append(
                 "github.webhook_secrets is still the example's placeholder: fine on a laptop, never for a real hook")
         }
+        if let api = configuration.githubAPI, api.hooks.isEmpty {
+            warnings.append(
+                "github.api lists no hooks: runs that stop hearing from GitHub are looked up, but deliveries GitHub "
+                    + "failed to send are not asked for again; list the webhook in github.api.hooks")
+        }
         return warnings
     }
 
@@ -190,6 +221,7 @@ public enum ConfigurationLoader {
                 "max_body_bytes": .number(Double(configuration.maxBodyBytes)),
                 "max_unverified_body_bytes": .number(Double(configuration.maxUnverifiedBodyBytes)),
                 "payload_retention": .number(Double(configuration.payloadRetention)),
+                "api": configuration.githubAPI.map { githubAPI($0, mask: mask) } ?? .null,
             ],
             "pushward": [
                 "url": .string(configuration.pushwardURL),
@@ -227,6 +259,23 @@ public enum ConfigurationLoader {
             "alerts": configuration.alerts.isEnabled ? alerts(configuration.alerts) : .null,
             "routing": configuration.routing.isEnabled ? routing(configuration.routing) : .null,
         ]
+    }
+
+    static func githubAPI(_ settings: GitHubAPISettings, mask: (String) -> JSONValue) -> JSONValue {
+        var described: [String: JSONValue] = [
+            "url": .string(settings.url), "hooks": .array(settings.hooks.map { .string($0.description) }),
+            "sweep_interval": .number(Double(settings.sweepInterval)),
+            "stale_after": .number(Double(settings.staleAfter)),
+            "max_redeliveries_per_minute": .number(Double(settings.maxRedeliveriesPerMinute)),
+        ]
+        switch settings.credential {
+        case .token(let token)?: described["token"] = mask(token)
+        case .app(let id, let file)?:
+            described["app_id"] = .number(Double(id))
+            described["private_key_file"] = .string(file)
+        case nil: described["token"] = .string("(none)")
+        }
+        return .object(described)
     }
 
     static func alerts(_ settings: AlertSettings) -> JSONValue {

@@ -22,6 +22,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var maxUnverifiedBodyBytes = 64 * 1024 * 1024
     /// How long raw payloads are kept: GitHub can redeliver for 3 days.
     public var payloadRetention = 3 * 86_400
+    /// `github.api`: recovery of missed deliveries and stuck runs through GitHub's REST API; nil
+    /// (the default) makes no request to GitHub at all.
+    public var githubAPI: GitHubAPISettings?
     public var pushwardURL = "https://api.pushward.app"
     /// Nil: dry-run mode, everything computed and recorded, nothing sent.
     public var apiKey: String?
@@ -96,6 +99,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
             maxUnverifiedBodyBytes =
                 try github.integer("max_unverified_body_bytes", in: 1...(1 << 34)) ?? maxUnverifiedBodyBytes
             payloadRetention = try github.duration("payload_retention") ?? payloadRetention
+            if var api = try github.section("api") {
+                githubAPI = try Self.githubAPI(&api)
+                try api.finish()
+            }
             try github.finish()
         }
         if var pushward = try reader.section("pushward") {
@@ -200,6 +207,51 @@ public struct BridgeConfiguration: Sendable, Equatable {
         try reader.finish()
     }
 
+    /// The `github.api` section. The credential may also come from the environment (the token
+    /// from `PUSHWARD_GITHUB_TOKEN`, its file or credential), so a section without one is read
+    /// here and refused at start (`ConfigurationLoader.servingProblems`) if still missing then.
+    static func githubAPI(_ reader: inout Reader) throws(ConfigurationError) -> GitHubAPISettings {
+        var settings = GitHubAPISettings()
+        settings.url = try reader.string("url") ?? settings.url
+        if let problem = apiURLProblem(settings.url, example: "https://api.github.com", secret: "the token") {
+            throw ConfigurationError(key: reader.key("url"), problem: problem)
+        }
+        let token = try reader.string("token").flatMap { $0.isEmpty ? nil : $0 }
+        let appID = try reader.integer("app_id", in: 1...Int(Int32.max))
+        let keyFile = try reader.string("private_key_file").flatMap { $0.isEmpty ? nil : $0 }
+        switch (token, appID, keyFile) {
+        case (nil, nil, nil):
+            break
+        case (let token?, nil, nil):
+            settings.credential = .token(token)
+        case (nil, let id?, let file?):
+            settings.credential = .app(id: id, privateKeyFile: file)
+        case (nil, _?, nil), (nil, nil, _?):
+            throw ConfigurationError(
+                key: reader.key(appID == nil ? "app_id" : "private_key_file"),
+                problem: "a GitHub App needs both app_id and private_key_file")
+        default:
+            throw ConfigurationError(
+                key: reader.key("token"), problem: "set either token or app_id with private_key_file, not both")
+        }
+        for (index, text) in (try reader.strings("hooks") ?? []).enumerated() {
+            guard let hook = GitHubAPISettings.Hook(text) else {
+                throw ConfigurationError(
+                    key: "\(reader.key("hooks"))[\(index)]",
+                    problem: "\"\(text)\" is not repos/OWNER/REPO/hooks/ID, orgs/ORG/hooks/ID or app")
+            }
+            if let problem = settings.hookProblem(hook) {
+                throw ConfigurationError(key: "\(reader.key("hooks"))[\(index)]", problem: problem)
+            }
+            if !settings.hooks.contains(hook) { settings.hooks.append(hook) }
+        }
+        settings.sweepInterval = try reader.duration("sweep_interval", in: 30...86_400) ?? settings.sweepInterval
+        settings.staleAfter = try reader.duration("stale_after", in: 60...86_400) ?? settings.staleAfter
+        settings.maxRedeliveriesPerMinute =
+            try reader.integer("max_redeliveries_per_minute", in: 1...600) ?? settings.maxRedeliveriesPerMinute
+        return settings
+    }
+
     /// The `routing` section: `members` (login → member id), `groups` and `tags` (repository
     /// glob → names), `default` (`everyone` or `nobody`).
     static func routing(_ reader: inout Reader) throws(ConfigurationError) -> RoutingSettings {
@@ -273,19 +325,25 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// goes over `https://` only; plain `http://` is allowed to a loopback host (a local test
     /// server, or a TLS-terminating sidecar on the same machine), where nothing crosses a network.
     public static func pushwardURLProblem(_ url: String) -> String? {
+        apiURLProblem(url, example: "https://api.pushward.app", secret: "the API key")
+    }
+
+    /// Why `url` cannot be the base of an API whose every request carries `secret`, or nil:
+    /// `https://`, or plain `http://` to a loopback host only.
+    static func apiURLProblem(_ url: String, example: String, secret: String) -> String? {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
-        else { return "must be an absolute https:// URL such as https://api.pushward.app" }
+        else { return "must be an absolute https:// URL such as \(example)" }
         switch scheme {
         case "https":
             return nil
         case "http" where isLoopbackHost(host):
             return nil
         case "http":
-            return "must be https:// (plain http:// is allowed only to a loopback host): the API key goes with "
+            return "must be https:// (plain http:// is allowed only to a loopback host): \(secret) goes with "
                 + "every request"
         default:
-            return "must be an absolute https:// URL such as https://api.pushward.app"
+            return "must be an absolute https:// URL such as \(example)"
         }
     }
 
