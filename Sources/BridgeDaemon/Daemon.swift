@@ -290,19 +290,12 @@ public final class Daemon: @unchecked Sendable {
         configuration.logLevel = new.logLevel
     }
 
-    /// Runs until SIGTERM or SIGINT, then stops; returns the process exit code. SIGHUP calls
-    /// `reload` with whatever `configurationSource` reads (nil: the file is broken, keep going).
-    public func runUntilSignalled(configurationSource: (@Sendable () -> BridgeConfiguration?)? = nil) -> Int32 {
-        let stopRequested = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        for signalNumber in [SIGTERM, SIGINT] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stopRequested.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        signal(SIGHUP, SIG_IGN)
+    /// Runs until `signals` hears SIGTERM or SIGINT (perhaps one that came during the start), then
+    /// stops; returns the process exit code. SIGHUP calls `reload` with whatever
+    /// `configurationSource` reads (nil: the file is broken, keep going).
+    public func runUntilSignalled(
+        _ signals: StopSignals, configurationSource: (@Sendable () -> BridgeConfiguration?)? = nil
+    ) -> Int32 {
         let hangup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
         hangup.setEventHandler { [self] in
             // Logs go to stderr (journald), which needs no reopening; the configuration does.
@@ -313,11 +306,11 @@ public final class Daemon: @unchecked Sendable {
             reload(new)
         }
         hangup.resume()
-        sources.append(hangup)
-        stopRequested.wait()
+        signals.wait()
         logger.notice("shutting down", [:])
         stop()
-        sources.forEach { $0.cancel() }
+        hangup.cancel()
+        signals.cancel()
         return 0
     }
 }

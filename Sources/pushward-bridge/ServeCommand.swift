@@ -37,6 +37,8 @@ enum ServeCommand {
         for warning in ConfigurationLoader.servingWarnings(configuration) {
             logger.warning("configuration warning", ["warning": .string(warning)])
         }
+        // Before the start: a SIGTERM while it starts is kept, not lost (see StopSignals).
+        let signals = StopSignals()
         let daemon: Daemon
         do {
             daemon = try Daemon.start(configuration: configuration, logger: logger)
@@ -54,6 +56,6 @@ enum ServeCommand {
                 return nil
             }
         }
-        return daemon.runUntilSignalled(configurationSource: reader) == 0 ? .success : .failure
+        return daemon.runUntilSignalled(signals, configurationSource: reader) == 0 ? .success : .failure
     }
 }

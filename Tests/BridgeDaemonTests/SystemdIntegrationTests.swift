@@ -100,6 +100,32 @@ struct SystemdIntegrationTests {
         #expect(process.terminationReason == .exit)
     }
 
+    @Test("a SIGTERM the moment READY=1 is sent stops it (the signal is caught before the start, not after)")
+    func stopRightAfterReady() throws {
+        for _ in 0..<5 {
+            let directory = try Self.scratch()
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let notify = try NotifySocket(path: directory + "/notify.sock")
+            let process = Process()
+            process.executableURL = Self.binary
+            process.arguments = ["serve", "--config", directory + "/config.json"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["NOTIFY_SOCKET"] = notify.path
+            process.environment = environment
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
+            kill(process.processIdentifier, SIGTERM)
+            let stopped = ChildProcess.wait(for: process, timeout: 20)
+            #expect(stopped, "still running after SIGTERM; it said \(started)")
+            if !stopped {
+                kill(process.processIdentifier, SIGKILL)
+                return
+            }
+            #expect(ChildProcess.status(of: process) == 0)
+        }
+    }
+
     @Test("upgrading a database, the binary asks systemd for more start time, naming the migration, before READY=1")
     func migrationExtendsTheStartTimeout() throws {
         let directory = try Self.scratch()
