@@ -16,7 +16,7 @@ let package = Package(
         // Imports Foundation and FastJSON only (LayeringTests checks).
         .target(name: "BridgeCore", dependencies: ["FastJSON"]),
         // Test doubles and the contract validator, shared by every test target.
-        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "FastJSON", "WebhookServer"]),
+        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "FastJSON", "WebhookServer", "COpenSSL"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // LZ4: the raw payloads the store keeps are compressed.
@@ -28,8 +28,14 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // The libmicrohttpd wrapper, request limits and the webhook signature check.
         .target(name: "WebhookServer", dependencies: ["BridgeCore", "CMicroHTTPD", "COpenSSL"]),
-        // The PushWard REST client: requests, problem bodies (FoundationNetworking).
-        .target(name: "PushWardClient", dependencies: ["BridgeCore"]),
+        // What every outgoing HTTP client shares (FoundationNetworking): a data task that survives
+        // cancellation on Linux, and redirects refused so credentials stay with the configured host.
+        .target(name: "HTTPClientSupport"),
+        // The PushWard REST client: requests, problem bodies.
+        .target(name: "PushWardClient", dependencies: ["BridgeCore", "HTTPClientSupport"]),
+        // The GitHub REST client for recovery: App JWTs (libcrypto), installation tokens, ETags,
+        // rate-limit pacing.
+        .target(name: "GitHubClient", dependencies: ["BridgeCore", "COpenSSL", "HTTPClientSupport"]),
         // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
         .target(
             name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient"]),
@@ -44,6 +50,9 @@ let package = Package(
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
         .testTarget(name: "FastJSONTests", dependencies: ["FastJSON", "BridgeTestSupport"]),
         .testTarget(name: "PushWardClientTests", dependencies: ["PushWardClient", "BridgeCore"]),
+        .testTarget(
+            name: "GitHubClientTests",
+            dependencies: ["GitHubClient", "BridgeCore", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "FastJSON", "BridgeTestSupport"],

@@ -1,5 +1,6 @@
 import BridgeCore
 import Foundation
+import HTTPClientSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -166,16 +167,5 @@ extension URLError.Code {
         case .secureConnectionFailed: "TLS failed"
         default: "URL error \(rawValue)"
         }
-    }
-}
-
-/// Refuses every HTTP redirect, so the `Authorization: Bearer` header never goes to a host (or a
-/// plain-HTTP address) that `pushward.url` does not name. The 3xx itself becomes the answer.
-private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }

@@ -1,0 +1,326 @@
+import BridgeCore
+import Foundation
+import HTTPClientSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The few GitHub REST calls recovery makes: a hook's delivery log, a redelivery, a run and its
+/// jobs. An actor: it keeps the rate limit GitHub last reported, the `ETag`s of what it read, and
+/// a GitHub App's installation tokens, all shared by the sweep and the stuck-run lookups.
+///
+/// - **Pacing.** Every answer's `X-RateLimit-Remaining`/`Reset` is kept; with nothing remaining,
+///   a call fails at once with `.rateLimited(until:)` instead of spending a request GitHub would
+///   refuse. A 403/429 with `Retry-After` (a secondary limit) does the same for that long.
+/// - **ETags.** A GET repeats the last `ETag` of the same URL; a 304 (which GitHub does not count
+///   against the limit) gives back the body kept with it. At most `etagCapacity` URLs are kept.
+/// - **Credentials.** A token is sent as it is. An App signs a JWT for `/app/…` calls and trades
+///   it for an installation token for everything else (found per owner, kept until 5 minutes
+///   before it expires). Neither ever appears in a log line, an error or a metric.
+public actor GitHubAPIClient {
+    public enum Credential: Sendable {
+        case token(String)
+        case app(id: Int, key: GitHubAppKey)
+    }
+
+    /// Why a call gave no usable answer, in words a person can act on.
+    public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        /// 401: the token or App key is wrong, revoked or expired.
+        case unauthorized(String)
+        /// 403 (not a rate limit) or 404 on something that should exist: a missing permission.
+        case forbidden(String)
+        case notFound(String)
+        /// Wait until then (seconds since 1970) before calling again.
+        case rateLimited(until: Double)
+        /// No answer, an unexpected status, or a body that is not what GitHub sends.
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .unauthorized(let detail): "GitHub refused the credential (401): \(detail)"
+            case .forbidden(let detail): "GitHub refused the request (403): \(detail)"
+            case .notFound(let detail): "GitHub has no such thing, or the credential cannot see it (404): \(detail)"
+            case .rateLimited(let until): "GitHub's rate limit is spent until \(Int(until))"
+            case .failed(let detail): detail
+            }
+        }
+    }
+
+    /// What GitHub last said of the credential's hourly allowance.
+    public struct RateLimit: Sendable, Equatable {
+        public var limit: Int
+        public var remaining: Int
+        /// Seconds since 1970 when `remaining` is back to `limit`.
+        public var resetsAt: Double
+    }
+
+    /// One page of a hook's delivery log, and the cursor of the older page after it (GitHub's
+    /// `Link: <…&cursor=…>; rel="next"`), nil on the last page.
+    public struct DeliveryPage: Sendable, Equatable {
+        public var deliveries: [HookDelivery]
+        public var unreadable: Int
+        public var nextCursor: String?
+    }
+
+    public let baseURL: String
+    private let credential: Credential
+    private let userAgent: String
+    private let now: @Sendable () -> Double
+    private let session: URLSession
+    public private(set) var rateLimit: RateLimit?
+    /// Requests sent, by outcome (`ok`, `not_modified`, a status, `no_answer`), for `/metrics`.
+    public private(set) var requests: [String: Int] = [:]
+    private var pausedUntil: Double = 0
+    private var etags: [String: (etag: String, body: Data)] = [:]
+    private var etagOrder: [String] = []
+    private let etagCapacity = 256
+    private var installations: [String: Int] = [:]
+    private var installationTokens: [Int: (token: String, expiresAt: Double)] = [:]
+
+    public init(
+        baseURL: String, credential: Credential, version: String, timeout: Double = 15,
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) {
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.credential = credential
+        self.userAgent = "pushward-bridge/\(version)"
+        self.now = now
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout
+        session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+    }
+
+    // MARK: The calls
+
+    /// One page of `hook`'s delivery log, newest first; `cursor` from the previous page.
+    public func deliveries(of hook: GitHubAPISettings.Hook, cursor: String? = nil) async throws(Failure)
+        -> DeliveryPage
+    {
+        var path = hook.path + "/deliveries?per_page=100"
+        if let cursor { path += "&cursor=" + PercentEncoding.pathSegment(cursor) }
+        let answer = try await call("GET", path, as: hook.owner)
+        guard let page = HookDelivery.page(answer.body) else {
+            throw .failed("the delivery log of \(hook) is not a JSON array")
+        }
+        return DeliveryPage(
+            deliveries: page.deliveries, unreadable: page.unreadable, nextCursor: Self.nextCursor(answer.link))
+    }
+
+    /// Asks GitHub to send delivery `id` of `hook` again (202).
+    public func redeliver(_ id: Int, of hook: GitHubAPISettings.Hook) async throws(Failure) {
+        _ = try await call("POST", hook.path + "/deliveries/\(id)/attempts", as: hook.owner)
+    }
+
+    /// `GET /repos/{repository}/actions/runs/{id}`: the run as the API has it (the same object a
+    /// `workflow_run` delivery carries).
+    public func run(repository: String, id: Int) async throws(Failure) -> JSONValue {
+        try await json("/repos/\(Self.escaped(repository))/actions/runs/\(id)", owner: Self.owner(of: repository))
+    }
+
+    /// The jobs of one attempt of a run (up to 100: a run with more shows its first 100).
+    public func jobs(repository: String, runID: Int, attempt: Int) async throws(Failure) -> JSONValue {
+        try await json(
+            "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/attempts/\(attempt)/jobs?per_page=100",
+            owner: Self.owner(of: repository))
+    }
+
+    private func json(_ path: String, owner: Owner) async throws(Failure) -> JSONValue {
+        let answer = try await call("GET", path, as: owner)
+        guard let value = try? JSONValue(parsing: answer.body), value.objectValue != nil else {
+            throw .failed("GitHub's answer to GET \(path) is not a JSON object")
+        }
+        return value
+    }
+
+    // MARK: One request
+
+    /// Whose credentials a call needs: the App itself (its JWT), or an installation on an account.
+    enum Owner: Sendable, Hashable {
+        case app
+        case account(String, repository: String?)
+    }
+
+    /// `owner/name` with each part percent-encoded: names come from deliveries.
+    static func escaped(_ repository: String) -> String {
+        repository.split(separator: "/", omittingEmptySubsequences: false).map {
+            PercentEncoding.pathSegment(String($0))
+        }.joined(separator: "/")
+    }
+
+    static func owner(of repository: String) -> Owner {
+        .account(String(repository.split(separator: "/").first ?? ""), repository: repository)
+    }
+
+    struct Answer {
+        var status: Int
+        var body: Data
+        var link: String?
+    }
+
+    private func call(_ method: String, _ path: String, as owner: Owner) async throws(Failure) -> Answer {
+        let authorization = try await self.authorization(for: owner)
+        return try await send(method, path, authorization: authorization)
+    }
+
+    private func send(_ method: String, _ path: String, authorization: String, body: Data? = nil) async throws(Failure)
+        -> Answer
+    {
+        let time = now()
+        if let reset = rateLimit?.resetsAt, rateLimit?.remaining == 0, reset > time {
+            throw .rateLimited(until: reset)
+        }
+        if pausedUntil > time { throw .rateLimited(until: pausedUntil) }
+        guard let url = URL(string: baseURL + path) else { throw .failed("cannot build a URL from \(baseURL)\(path)") }
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 15)
+        request.httpMethod = method
+        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        request.setValue("application/vnd.github+json", forHTTPHeaderField: "Accept")
+        request.setValue("2022-11-28", forHTTPHeaderField: "X-GitHub-Api-Version")
+        request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        let cached = method == "GET" ? etags[path] : nil
+        if let cached { request.setValue(cached.etag, forHTTPHeaderField: "If-None-Match") }
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let data: Data
+        let response: HTTPURLResponse
+        do {
+            let (received, answer) = try await session.dataCancellable(for: request)
+            guard let http = answer as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+            (data, response) = (received, http)
+        } catch {
+            count("no_answer")
+            throw .failed("no answer from \(baseURL) to \(method) \(Self.pathWithoutQuery(path)): \(error)")
+        }
+        remember(response)
+        let status = response.statusCode
+        let detail = "\(method) \(Self.pathWithoutQuery(path)): \(Self.message(in: data))"
+        switch status {
+        case 304 where cached != nil:
+            count("not_modified")
+            return Answer(status: 200, body: cached?.body ?? Data(), link: response.value(forHTTPHeaderField: "Link"))
+        case 200..<300:
+            count("ok")
+            if method == "GET", let etag = response.value(forHTTPHeaderField: "ETag") { keep(etag, data, for: path) }
+            return Answer(status: status, body: data, link: response.value(forHTTPHeaderField: "Link"))
+        default:
+            count(String(status))
+        }
+        if status == 403 || status == 429 {
+            if let seconds = response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init) {
+                pausedUntil = time + seconds
+                throw .rateLimited(until: pausedUntil)
+            }
+            if let limit = rateLimit, limit.remaining == 0 { throw .rateLimited(until: limit.resetsAt) }
+            if status == 429 {
+                pausedUntil = time + 60
+                throw .rateLimited(until: pausedUntil)
+            }
+        }
+        switch status {
+        case 401: throw .unauthorized(detail)
+        case 403: throw .forbidden(detail)
+        case 404: throw .notFound(detail)
+        default: throw .failed("GitHub answered \(status) to \(detail)")
+        }
+    }
+
+    private func remember(_ response: HTTPURLResponse) {
+        guard let remaining = response.value(forHTTPHeaderField: "X-RateLimit-Remaining").flatMap(Int.init),
+            let reset = response.value(forHTTPHeaderField: "X-RateLimit-Reset").flatMap(Double.init)
+        else { return }
+        let limit = response.value(forHTTPHeaderField: "X-RateLimit-Limit").flatMap(Int.init) ?? remaining
+        rateLimit = RateLimit(limit: limit, remaining: remaining, resetsAt: reset)
+    }
+
+    private func keep(_ etag: String, _ body: Data, for path: String) {
+        if etags[path] == nil {
+            etagOrder.append(path)
+            if etagOrder.count > etagCapacity { etags[etagOrder.removeFirst()] = nil }
+        }
+        etags[path] = (etag, body)
+    }
+
+    private func count(_ outcome: String) {
+        requests[outcome, default: 0] += 1
+    }
+
+    // MARK: Credentials
+
+    private func authorization(for owner: Owner) async throws(Failure) -> String {
+        switch credential {
+        case .token(let token):
+            return "Bearer " + token
+        case .app(let id, let key):
+            guard let jwt = key.jwt(appID: id, at: now()) else { throw .failed("could not sign the App's JWT") }
+            guard case .account(let account, let repository) = owner else { return "Bearer " + jwt }
+            return "Bearer " + (try await installationToken(account: account, repository: repository, jwt: jwt))
+        }
+    }
+
+    private func installationToken(account: String, repository: String?, jwt: String) async throws(Failure) -> String {
+        let installation: Int
+        if let known = installations[account] {
+            installation = known
+        } else {
+            // A repository's installation, else the organisation's: the App is installed per account.
+            let path =
+                repository.map { "/repos/\(Self.escaped($0))/installation" }
+                ?? "/orgs/\(PercentEncoding.pathSegment(account))/installation"
+            let answer = try await send("GET", path, authorization: "Bearer " + jwt)
+            guard let id = (try? JSONValue(parsing: answer.body))?["id"]?.intValue else {
+                throw .failed("GitHub's answer to GET \(path) has no installation id")
+            }
+            installations[account] = id
+            installation = id
+        }
+        if let cached = installationTokens[installation], cached.expiresAt - 300 > now() { return cached.token }
+        let path = "/app/installations/\(installation)/access_tokens"
+        let answer = try await send("POST", path, authorization: "Bearer " + jwt)
+        let document = try? JSONValue(parsing: answer.body)
+        guard let token = document?["token"]?.stringValue,
+            let expiresAt = document?["expires_at"]?.stringValue.flatMap(GitHubTimestamp.parse)
+        else { throw .failed("GitHub's answer to POST \(path) has no token and expiry") }
+        installationTokens[installation] = (token, expiresAt)
+        return token
+    }
+
+    // MARK: Reading answers
+
+    /// The `cursor` of the `rel="next"` link, or nil.
+    static func nextCursor(_ link: String?) -> String? {
+        guard let link else { return nil }
+        for part in link.split(separator: ",") where part.contains(#"rel="next""#) {
+            guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close,
+                let components = URLComponents(string: String(part[part.index(after: open)..<close]))
+            else { continue }
+            return components.queryItems?.first { $0.name == "cursor" }?.value
+        }
+        return nil
+    }
+
+    /// GitHub's `message` in an error body, cut short; the status alone when there is none.
+    static func message(in body: Data) -> String {
+        let message = (try? JSONValue(parsing: body))?["message"]?.stringValue ?? "no message"
+        return String(message.prefix(300))
+    }
+
+    static func pathWithoutQuery(_ path: String) -> String {
+        String(path.prefix { $0 != "?" })
+    }
+}
+
+extension GitHubAPISettings.Hook {
+    /// Whose credentials list the hook: the App's own (its JWT), else the repository's or
+    /// organisation's installation.
+    var owner: GitHubAPIClient.Owner {
+        switch self {
+        case .app: .app
+        case .repository(let owner, let name, _): .account(owner, repository: "\(owner)/\(name)")
+        case .organization(let organization, _): .account(organization, repository: nil)
+        }
+    }
+}
