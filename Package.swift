@@ -38,7 +38,8 @@ let package = Package(
         .target(name: "GitHubClient", dependencies: ["BridgeCore", "COpenSSL", "HTTPClientSupport"]),
         // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
         .target(
-            name: "BridgeDaemon", dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient"]),
+            name: "BridgeDaemon",
+            dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient", "GitHubClient"]),
         .executableTarget(
             name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore", "WebhookServer"]),
         // `make bench`: push economy and webhook-to-request latency against the fake PushWard.

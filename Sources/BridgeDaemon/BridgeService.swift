@@ -41,6 +41,8 @@ public actor BridgeService {
     private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
 
     public let metrics: Metrics
+    /// What recovery from GitHub last did (`RecoverySweeper`), for the gauges and the status page.
+    public nonisolated let recovery = RecoveryBoard()
 
     /// Checkpoints the WAL on its own thread; its progress is exported with the gauges.
     private nonisolated let checkpointer: WALCheckpointer?
@@ -525,6 +527,7 @@ public actor BridgeService {
         }
         return snapshots.snapshot.gauges(
             at: now, deliveriesWaiting: deliveriesWaiting, databaseBytes: size, wal: checkpointer?.snapshot())
+            + (configuration.githubAPI == nil ? [] : recovery.gauges())
     }
 
     /// Publishes what the gauges and the status page read, after a step changed it. Sizes, the gate
@@ -592,6 +595,7 @@ public actor BridgeService {
             "retention.runs": .number(Double(pass.runs)),
             "retention.activities": .number(Double(pass.activities)),
             "retention.step_history_runs": .number(Double(pass.stepHistoryRuns)),
+            "retention.recovery_requests": .number(Double(pass.recoveryRequests)),
             "retention.pages_released": .number(Double(pass.pagesReleased)),
         ]
         if pass.removedAnything {

@@ -2,6 +2,7 @@ import BridgeCore
 import BridgeStore
 import Dispatch
 import Foundation
+import GitHubClient
 import PushWardClient
 import WebhookServer
 
@@ -122,6 +123,13 @@ public final class Daemon: @unchecked Sendable {
                     await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
                 })
         }
+        if let api = configuration.githubAPI, !api.hooks.isEmpty {
+            let client = try Self.githubClient(api)
+            let sweeper = RecoverySweeper(
+                client: client, service: service, settings: api, logger: logger, metrics: counters,
+                board: service.recovery, now: { Date().timeIntervalSince1970 })
+            services.append(LoopService("recovery", logger: logger) { await sweeper.run() })
+        }
         services.append(
             LoopService("retention", logger: logger) {
                 // Not at once: a start (or restart) is when GitHub redeliveries crowd in, and
@@ -184,6 +192,28 @@ public final class Daemon: @unchecked Sendable {
                 })
         }
         self.group = ServiceGroup(services, logger: logger)
+    }
+
+    /// The GitHub client for `github.api`. An App's key is read here: a file that is not one
+    /// stops the start, naming the file.
+    static func githubClient(_ api: GitHubAPISettings) throws -> GitHubAPIClient {
+        let credential: GitHubAPIClient.Credential
+        switch api.credential {
+        case .token(let token)?:
+            credential = .token(token)
+        case .app(let id, let file)?:
+            guard let pem = FileManager.default.contents(atPath: file) else {
+                throw ConfigurationError(key: "github.api.private_key_file", problem: "cannot read \(file)")
+            }
+            do {
+                credential = .app(id: id, key: try GitHubAppKey(pem: pem))
+            } catch {
+                throw ConfigurationError(key: "github.api.private_key_file", problem: "\(file) \(error.description)")
+            }
+        case nil:
+            throw ConfigurationError(key: "github.api", problem: "no credential to call GitHub with")
+        }
+        return GitHubAPIClient(baseURL: api.url, credential: credential, version: version)
     }
 
     /// Starts the services in order (see `ServiceGroup.start`).

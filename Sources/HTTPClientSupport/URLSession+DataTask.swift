@@ -5,64 +5,75 @@ import Foundation
 #endif
 
 extension URLSession {
-    /// What `data(for:)` does, without its deadlock on Linux when the calling task is cancelled
-    /// (swift-corelibs-foundation#5412, fixed upstream by #5417 but not in the toolchain we build with).
+    /// What `data(for:)` does, cancellable without ever calling `URLSessionTask.cancel()`, which
+    /// on Linux both deadlocks and crashes.
     ///
-    /// There, `data(for:)`'s cancellation handler calls `URLSessionTask.cancel()`, which waits for the
-    /// session's work queue; the runtime runs that handler holding the cancelled task's status lock.
-    /// Meanwhile the work queue, finishing the transfer, resumes the task and needs that very lock.
-    /// The daemon's stop cancels the dispatcher with a push in flight, so `serve` could hang on
-    /// SIGTERM; ThreadSanitizer's slowdown made the test suite hit it. Here the handler only hands
-    /// the cancel to another thread, and the answer comes through the completion handler on the
-    /// session's delegate queue, so neither side waits for the other while holding its lock.
+    /// - The deadlock (swift-corelibs-foundation#5412, fixed upstream by #5417 but not in the
+    ///   toolchain we build with): `data(for:)`'s cancellation handler calls `cancel()`, which waits
+    ///   for the session's work queue while the runtime holds the cancelled task's status lock, and
+    ///   the work queue, finishing the transfer, needs that lock. The daemon's stop cancels its
+    ///   clients with requests in flight, so `serve` could hang on SIGTERM.
+    /// - The crash: `cancel()` on a task that is just completing traps in FoundationNetworking
+    ///   ("Trying to access a behaviour for a task that in not in the registry"), which a stop
+    ///   during a GitHub sweep hit one run in three.
+    ///
+    /// So a cancelled caller is answered `CancellationError` at once, and the transfer is left to
+    /// finish (or time out) on its own, its answer dropped. Whichever comes first resumes the
+    /// caller; the other finds it resumed already.
     public func dataCancellable(for request: URLRequest) async throws -> (Data, URLResponse) {
         let handle = DataTaskHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let task = dataTask(with: request) { data, response, error in
+                guard handle.attach(continuation) else { return }
+                dataTask(with: request) { data, response, error in
                     if let error {
-                        continuation.resume(throwing: error)
+                        handle.finish(.failure(error))
                     } else if let data, let response {
-                        continuation.resume(returning: (data, response))
+                        handle.finish(.success((data, response)))
                     } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                        handle.finish(.failure(URLError(.badServerResponse)))
                     }
-                }
-                handle.start(task)
+                }.resume()
             }
         } onCancel: {
-            handle.cancel()
+            handle.finish(.failure(CancellationError()))
         }
     }
 }
 
-/// One request's data task, which cancellation may reach before it exists.
+/// The one continuation of a request, resumed by its answer or its cancellation, whichever is
+/// first; cancellation may come before the continuation exists.
 private final class DataTaskHandle: @unchecked Sendable {
-    // `task` and `cancelled` are guarded by `lock`.
+    // Guarded by `lock`.
     private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
+    private var continuation: CheckedContinuation<(Data, URLResponse), Error>?
+    private var early: Result<(Data, URLResponse), Error>?
+    private var done = false
 
-    /// Resumes `task`, and cancels it at once if the caller was cancelled before it existed.
-    func start(_ task: URLSessionDataTask) {
-        let cancelledAlready = lock.withLock {
-            self.task = task
-            return cancelled
+    /// Keeps the continuation; false (and resumed already) when the caller was cancelled first.
+    func attach(_ continuation: CheckedContinuation<(Data, URLResponse), Error>) -> Bool {
+        let result: Result<(Data, URLResponse), Error>? = lock.withLock {
+            if let early { return early }
+            self.continuation = continuation
+            return nil
         }
-        task.resume()
-        if cancelledAlready { Self.cancelLater(task) }
+        guard let result else { return true }
+        continuation.resume(with: result)
+        return false
     }
 
-    /// Called with the task's status lock held: must not wait for the session (see above).
-    func cancel() {
-        let task = lock.withLock {
-            cancelled = true
-            return self.task
+    /// Resumes the caller with `result` unless something resumed it already.
+    func finish(_ result: Result<(Data, URLResponse), Error>) {
+        let continuation: CheckedContinuation<(Data, URLResponse), Error>? = lock.withLock {
+            guard !done else { return nil }
+            done = true
+            guard let continuation = self.continuation else {
+                early = result
+                return nil
+            }
+            self.continuation = nil
+            return continuation
         }
-        if let task { Self.cancelLater(task) }
-    }
-
-    private static func cancelLater(_ task: URLSessionDataTask) {
-        DispatchQueue.global().async { task.cancel() }
+        continuation?.resume(with: result)
     }
 }

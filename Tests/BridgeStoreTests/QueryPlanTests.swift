@@ -16,18 +16,20 @@ import Testing
 struct QueryPlanTests {
     /// Tables with a row per delivery, run, job, request or finished step: they grow with history.
     static let growingTables: Set<String> = [
-        "deliveries", "runs", "jobs", "pushes", "step_history", "activities", "alerts",
+        "deliveries", "runs", "jobs", "pushes", "step_history", "activities", "alerts", "recovery_requests",
     ]
 
     /// The files holding each table's statements; each `public func` in them must be in `readers`
     /// or `writers`.
     static let queryFiles = [
         "DeliveryRecord.swift", "RequestRecord.swift", "StoredRun.swift", "StoredSession.swift", "RunListing.swift",
-        "AlertRecord.swift",
+        "AlertRecord.swift", "RecoveryRecord.swift",
     ]
 
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
-    static let writers: Set<String> = ["insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt"]
+    static let writers: Set<String> = [
+        "insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt", "recordSweep", "recordRecoveryRequest",
+    ]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
 
@@ -55,6 +57,10 @@ struct QueryPlanTests {
         "storedRun": { _ = try $0.storedRun(run) },
         "acknowledgedRequestsPerDay": { _ = try $0.acknowledgedRequestsPerDay(since: 0) },
         "cardDecisions": { _ = try $0.cardDecisions(since: 0) },
+        "examinedThrough": { _ = try $0.examinedThrough(hook: "repos/acme/widgets/hooks/1") },
+        "storedDeliveries": { _ = try $0.storedDeliveries(["d-1", "d-2"], at: 1_800_000_000) },
+        "recoveryRequests": { _ = try $0.recoveryRequests(["d-1"]) },
+        "recentRecoveryRequests": { _ = try $0.recentRecoveryRequests() },
     ]
 
     let directory: URL

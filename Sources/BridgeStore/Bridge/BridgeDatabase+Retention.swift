@@ -48,6 +48,7 @@ extension BridgeDatabase {
             updatedBefore: now - Double(settings.runs), retention: settings.runs, at: now, limit: limit)
         let activities = try pruneActivities(
             endedBefore: now - Double(settings.activities), retention: settings.activities, at: now, limit: limit)
+        let requests = try pruneRecoveryRequests(before: now - Self.recoveryRequestRetention, limit: limit)
 
         // The step-history scan starts over once a day (see `RetentionPass`), only once caught up.
         if let started = pass.stepHistoryScanStartedAt, pass.stepHistoryCaughtUp,
@@ -66,9 +67,10 @@ extension BridgeDatabase {
         pass.deliveries += deliveries
         pass.runs += runs
         pass.activities += activities
+        pass.recoveryRequests += requests
         pass.stepHistoryRuns += steps.pruned
         var more =
-            payloads == limit || deliveries == limit || runs == limit || activities == limit
+            payloads == limit || deliveries == limit || runs == limit || activities == limit || requests == limit
             || !pass.stepHistoryCaughtUp
         if !more {
             let released = try releaseFreePages()
@@ -79,6 +81,21 @@ extension BridgeDatabase {
     }
 
     // MARK: Each table
+
+    /// How long a redelivery request is remembered after it was last made: GitHub keeps a
+    /// delivery 3 days (7 on Enterprise Server), so after a week none can be asked for again.
+    public static let recoveryRequestRetention: UnixTime = 7 * 86_400
+
+    /// Removes up to `limit` redelivery requests last made before `cutoff`. Returns how many.
+    @discardableResult
+    public func pruneRecoveryRequests(before cutoff: UnixTime, limit: Int = retentionBatchSize) throws -> Int {
+        try connection.run(
+            """
+            DELETE FROM recovery_requests WHERE rowid IN (
+                SELECT rowid FROM recovery_requests WHERE last_requested_at < ? LIMIT ?)
+            """, [.real(cutoff), .integer(Int64(limit))])
+        return connection.changes
+    }
 
     /// Removes up to `limit` delivery rows received before `cutoff` (`retention` seconds before
     /// `now`), and notes the cutoff for `explain` and `runs show`. Returns how many.

@@ -293,5 +293,29 @@ public enum BridgeSchema {
                 CREATE INDEX deliveries_by_run ON deliveries (repository, run_id, run_attempt, received_at);
                 CREATE INDEX deliveries_with_payload ON deliveries (received_at) WHERE payload IS NOT NULL;
                 """),
+        // Recovery through GitHub's API (`github.api`): per hook, the time up to which its delivery
+        // log was examined and resolved, so a sweep (or the first after a restart) reads back only
+        // that far; per GUID, the redeliveries asked for, so one is not asked for again before it
+        // had time to arrive, nor for ever. Both small: a row per hook, a row per missed delivery
+        // (pruned a week after its last request, past GitHub's own 3 days).
+        Migration(
+            name: "remember how far each hook's delivery log was swept, and the redeliveries asked for",
+            sql: """
+                CREATE TABLE recovery_hooks (
+                    hook TEXT PRIMARY KEY NOT NULL,
+                    examined_through REAL NOT NULL,
+                    swept_at REAL NOT NULL
+                );
+                CREATE TABLE recovery_requests (
+                    guid TEXT PRIMARY KEY NOT NULL,
+                    hook TEXT NOT NULL,
+                    attempt_id INTEGER NOT NULL,
+                    event TEXT NOT NULL,
+                    requests INTEGER NOT NULL CHECK (requests >= 1),
+                    first_requested_at REAL NOT NULL,
+                    last_requested_at REAL NOT NULL
+                );
+                CREATE INDEX recovery_requests_by_age ON recovery_requests (last_requested_at);
+                """),
     ]
 }

@@ -19,6 +19,8 @@ public struct RetentionPass: Sendable, Equatable {
     public var activities = 0
     /// Finished runs whose step history was removed.
     public var stepHistoryRuns = 0
+    /// Redelivery requests forgotten (`recovery_requests`, a week after the last).
+    public var recoveryRequests = 0
     /// Free pages given back to the file system by `incremental_vacuum`.
     public var pagesReleased = 0
 
@@ -41,7 +43,7 @@ public struct RetentionPass: Sendable, Equatable {
 
     /// Whether the pass removed (or gave back) anything.
     public var removedAnything: Bool {
-        payloads + deliveries + runs + activities + stepHistoryRuns + pagesReleased > 0
+        payloads + deliveries + runs + activities + stepHistoryRuns + recoveryRequests + pagesReleased > 0
     }
 
     /// Clears the counts for the next pass, keeping where the step-history scan stands.

@@ -1,0 +1,51 @@
+import BridgeCore
+import BridgeStore
+import Foundation
+
+/// What recovery (`RecoverySweeper`) reads from and writes to the store, on the store's queue. A
+/// store that cannot be read ends the sweep without recording it, so the next one reads the same
+/// stretch of the log again; the failure is logged.
+extension BridgeService {
+    /// Of `guids`, those stored; and what was asked of each before. Nil when the store failed.
+    func recoveryState(guids: Set<String>, at now: UnixTime) -> (
+        stored: Set<String>, requested: [String: RedeliveryPlan.Requested]
+    )? {
+        do {
+            let stored = try database.storedDeliveries(guids, at: now)
+            let requested = try database.recoveryRequests(guids.subtracting(stored)).mapValues {
+                RedeliveryPlan.Requested(requests: $0.requests, lastAt: $0.lastRequestedAt)
+            }
+            return (stored, requested)
+        } catch {
+            logger.error(
+                "recovery could not read the store; the sweep runs again later", ["error": .string("\(error)")])
+            return nil
+        }
+    }
+
+    func examinedThrough(hook: String) -> UnixTime? {
+        (try? database.examinedThrough(hook: hook)) ?? nil
+    }
+
+    func recordSweep(hook: String, examinedThrough: UnixTime, at now: UnixTime) {
+        do {
+            try database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
+        } catch {
+            logger.warning("could not record a sweep; the next one reads further back", ["error": .string("\(error)")])
+        }
+    }
+
+    /// Counts a redelivery request before it is sent; false when it could not be recorded (it
+    /// is then not sent: an unrecorded request would not count towards giving up).
+    func recordRecoveryRequest(_ delivery: HookDelivery, hook: String, at now: UnixTime) -> Bool {
+        do {
+            try database.recordRecoveryRequest(delivery, hook: hook, at: now)
+            return true
+        } catch {
+            logger.warning(
+                "could not record a redelivery request; it is asked for at the next sweep",
+                ["error": .string("\(error)")])
+            return false
+        }
+    }
+}

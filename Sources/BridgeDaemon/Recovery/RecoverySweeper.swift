@@ -1,0 +1,167 @@
+import BridgeCore
+import Foundation
+import GitHubClient
+
+/// Asks GitHub to send again what it failed to deliver: at start, every `sweep_interval`, and a
+/// minute after a sweep that found something missed (the listener was unreachable, so more may
+/// follow). Each sweep reads each hook's delivery log newest first, back to what the last sweep
+/// resolved (or GitHub's 3 days), and requests redeliveries as `RedeliveryPlan` says, at most
+/// `max_redeliveries_per_minute`, each counted in the store before it is sent. The redelivered
+/// request comes through `POST /webhook` like any other: verified, deduplicated, applied in order.
+struct RecoverySweeper: Sendable {
+    let client: GitHubAPIClient
+    let service: BridgeService
+    let settings: GitHubAPISettings
+    let logger: Logger
+    let metrics: Metrics
+    let board: RecoveryBoard
+    let now: @Sendable () -> Double
+
+    /// The loop: until cancelled.
+    func run() async {
+        var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
+        while !Task.isCancelled {
+            var missed = 0
+            var pause = Double(settings.sweepInterval)
+            for hook in settings.hooks {
+                switch await sweep(hook, pacing: &pacing) {
+                case .swept(let found): missed += found
+                case .wait(let until): pause = min(pause, max(1, until - now()))
+                case .failed: break
+                }
+                if Task.isCancelled { return }
+            }
+            board.update { $0.lastSweepAt = now() }
+            if missed > 0 { pause = min(pause, 60) }
+            try? await Task.sleep(for: .seconds(pause))
+        }
+    }
+
+    enum Outcome: Equatable {
+        /// Read and resolved; this many missed deliveries were asked for.
+        case swept(Int)
+        /// GitHub's rate limit: not before then.
+        case wait(until: Double)
+        case failed
+    }
+
+    /// One sweep of one hook.
+    func sweep(_ hook: GitHubAPISettings.Hook, pacing: inout Pacing) async -> Outcome {
+        let started = now()
+        let name = hook.description
+        let examined = await service.examinedThrough(hook: name)
+        var log: [HookDelivery] = []
+        var cursor: String?
+        do {
+            repeat {
+                let page = try await client.deliveries(of: hook, cursor: cursor)
+                log += page.deliveries
+                if page.unreadable > 0 {
+                    logger.warning(
+                        "GitHub's delivery log had entries the bridge could not read; they are skipped",
+                        ["github.hook": .string(name), "count": .number(Double(page.unreadable))])
+                }
+                cursor = page.nextCursor
+                guard let oldest = page.deliveries.map(\.deliveredAt).min(),
+                    !RedeliveryPlan.hasReadEnough(oldest: oldest, examinedThrough: examined, sweptAt: started)
+                else { break }
+            } while cursor != nil
+        } catch {
+            return failed(error, hook: name)
+        }
+        let guids = Set(log.lazy.filter { RedeliveryPlan.events.contains($0.event) }.map(\.guid))
+        guard let state = await service.recoveryState(guids: guids, at: started) else { return .failed }
+        let plan = RedeliveryPlan(log: log, stored: state.stored, requested: state.requested, sweptAt: started)
+        for delivery in plan.givenUp where state.requested[delivery.guid]?.requests == RedeliveryPlan.maxRequests {
+            logger.error(
+                "asked GitHub to redeliver this delivery the most times allowed and it never arrived; not asked for again",
+                [
+                    "github.hook": .string(name), "github.delivery": .string(delivery.guid),
+                    "github.event": .string(delivery.event),
+                    "github.redelivery_requests": .number(Double(RedeliveryPlan.maxRequests)),
+                ])
+        }
+        var asked = 0
+        for delivery in plan.redeliver {
+            let wait = pacing.delay(at: now())
+            if wait > 0 { try? await Task.sleep(for: .seconds(wait)) }
+            if Task.isCancelled { break }
+            guard await service.recordRecoveryRequest(delivery, hook: name, at: now()) else { break }
+            pacing.spend(at: now())
+            do {
+                try await client.redeliver(delivery.id, of: hook)
+                asked += 1
+                metrics.add("github_redeliveries_total", labels: ["outcome": "requested"])
+                logger.info(
+                    "asked GitHub to redeliver a delivery the bridge never received",
+                    [
+                        "github.hook": .string(name), "github.delivery": .string(delivery.guid),
+                        "github.event": .string(delivery.event),
+                        "github.delivered_at": .string(GitHubTimestamp.format(delivery.deliveredAt)),
+                    ])
+            } catch {
+                metrics.add("github_redeliveries_total", labels: ["outcome": "failed"])
+                return failed(error, hook: name)
+            }
+        }
+        await service.recordSweep(hook: name, examinedThrough: plan.examinedThrough, at: started)
+        metrics.add("github_sweeps_total", labels: ["outcome": "ok"])
+        let limit = await client.rateLimit
+        board.update { standing in
+            standing.redeliveriesRequested += asked
+            standing.givenUp = plan.givenUp.count
+            standing.rateLimitRemaining = limit?.remaining
+            standing.rateLimitLimit = limit?.limit
+            standing.problem = nil
+        }
+        logger.debug(
+            "swept a hook's delivery log",
+            ["github.hook": .string(name), "read": .number(Double(log.count)), "asked": .number(Double(asked))])
+        return .swept(asked)
+    }
+
+    /// Says why a sweep stopped, once per distinct reason (a refused credential repeats every
+    /// sweep until someone fixes it; one line says what to fix).
+    private func failed(_ error: Error, hook: String) -> Outcome {
+        metrics.add("github_sweeps_total", labels: ["outcome": "failed"])
+        guard let failure = error as? GitHubAPIClient.Failure else { return .failed }
+        if case .rateLimited(let until) = failure {
+            logger.notice(
+                "GitHub's rate limit is spent; recovery waits for its reset",
+                ["github.hook": .string(hook), "github.rate_limit_reset": .string(GitHubTimestamp.format(until))])
+            return .wait(until: until)
+        }
+        let hint: String
+        switch failure {
+        case .unauthorized:
+            hint = "check github.api's token (or the App's id and private key): GitHub does not accept it"
+        case .forbidden, .notFound:
+            hint =
+                "the credential cannot read this hook's deliveries: a token needs admin:repo_hook (or the "
+                + "repository's Webhooks: read and write permission), an App the Webhooks permission; check the hook id"
+        default:
+            hint = "the sweep runs again at the next interval"
+        }
+        let problem = "\(failure.description) (\(hint))"
+        if board.current.problem != problem {
+            logger.error(
+                "recovery from GitHub failed", ["github.hook": .string(hook), "error": .string(problem)])
+        }
+        board.update { $0.problem = problem }
+        return .failed
+    }
+
+    /// At most `perMinute` requests a minute, evenly spaced, so a backlog after an outage does not
+    /// arrive as one burst.
+    struct Pacing {
+        let interval: Double
+        var last: Double = -.infinity
+
+        init(perMinute: Int) {
+            interval = 60 / Double(max(1, perMinute))
+        }
+
+        func delay(at now: Double) -> Double { max(0, last + interval - now) }
+        mutating func spend(at now: Double) { last = now }
+    }
+}

@@ -1,0 +1,84 @@
+import BridgeCore
+import Foundation
+
+/// One redelivery the recovery sweep asked GitHub for (`recovery_requests`).
+public struct RecoveryRequest: Sendable, Equatable {
+    public var guid: String
+    public var hook: String
+    /// GitHub's id of the attempt asked for again.
+    public var attemptID: Int
+    public var event: String
+    public var requests: Int
+    public var firstRequestedAt: UnixTime
+    public var lastRequestedAt: UnixTime
+}
+
+/// `recovery_hooks` and `recovery_requests`: how far each hook's log was swept, and what was asked
+/// for again. Every read is on a primary key (a hook, a GUID) or `recovery_requests_by_age`.
+extension BridgeDatabase {
+    /// The time up to which `hook`'s delivery log was examined and resolved; nil before its first sweep.
+    public func examinedThrough(hook: String) throws -> UnixTime? {
+        try connection.queryOne("SELECT examined_through FROM recovery_hooks WHERE hook = ?", [.text(hook)]) {
+            $0.double(0) ?? 0
+        }
+    }
+
+    /// Records a finished sweep of `hook`.
+    public func recordSweep(hook: String, examinedThrough: UnixTime, at now: UnixTime) throws {
+        try connection.run(
+            """
+            INSERT INTO recovery_hooks (hook, examined_through, swept_at) VALUES (?, ?, ?)
+            ON CONFLICT (hook) DO UPDATE SET examined_through = excluded.examined_through, swept_at = excluded.swept_at
+            """, [.text(hook), .real(examinedThrough), .real(now)])
+    }
+
+    /// Of `guids`, those the store has as deliveries (within the redelivery window before `now`).
+    public func storedDeliveries(_ guids: some Sequence<String>, at now: UnixTime) throws -> Set<String> {
+        var stored: Set<String> = []
+        for guid in guids where try recordedDelivery(guid, at: now) != nil { stored.insert(guid) }
+        return stored
+    }
+
+    /// What was asked of each of `guids` before (those never asked for are absent).
+    public func recoveryRequests(_ guids: some Sequence<String>) throws -> [String: RecoveryRequest] {
+        var found: [String: RecoveryRequest] = [:]
+        for guid in guids {
+            let request = try connection.queryOne(
+                """
+                SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at
+                FROM recovery_requests WHERE guid = ?
+                """, [.text(guid)], Self.recoveryRequest)
+            if let request { found[guid] = request }
+        }
+        return found
+    }
+
+    /// The most recent requests, newest first: what the status page and `/api/recovery` show.
+    public func recentRecoveryRequests(limit: Int = 20) throws -> [RecoveryRequest] {
+        try connection.query(
+            """
+            SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at
+            FROM recovery_requests ORDER BY last_requested_at DESC LIMIT ?
+            """, [.integer(Int64(limit))], Self.recoveryRequest)
+    }
+
+    /// Counts one more request for `delivery`'s GUID, before it is sent: a request whose answer
+    /// is lost still counts towards `RedeliveryPlan.maxRequests`.
+    public func recordRecoveryRequest(_ delivery: HookDelivery, hook: String, at now: UnixTime) throws {
+        try connection.run(
+            """
+            INSERT INTO recovery_requests (guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at)
+            VALUES (?, ?, ?, ?, 1, ?, ?)
+            ON CONFLICT (guid) DO UPDATE SET requests = requests + 1, attempt_id = excluded.attempt_id,
+                last_requested_at = excluded.last_requested_at
+            """,
+            [.text(delivery.guid), .text(hook), .int(delivery.id), .text(delivery.event), .real(now), .real(now)])
+    }
+
+    static func recoveryRequest(_ row: SQLiteRow) -> RecoveryRequest {
+        RecoveryRequest(
+            guid: row.string(0) ?? "", hook: row.string(1) ?? "", attemptID: row.int(2) ?? 0,
+            event: row.string(3) ?? "",
+            requests: row.int(4) ?? 0, firstRequestedAt: row.double(5) ?? 0, lastRequestedAt: row.double(6) ?? 0)
+    }
+}

@@ -1,0 +1,164 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Recovery through the whole daemon: deliveries GitHub (the fake) failed to send while the
+/// daemon was down are found in the hook's log at the next start, asked for again, arrive through
+/// `POST /webhook`, and the card ends exactly as it would have with nothing missed.
+@Suite("Recovery end to end", .serialized, .timeLimit(.minutes(3)))
+struct RecoveryEndToEndTests {
+    static let secret = "recovery-secret-0123456"
+    static let token = "ghp_recovery_test_token"
+    static let waves: [[RunScript.Job]] = [
+        [RunScript.Job("lint", duration: 20)],
+        [RunScript.Job("test (a)", duration: 60), RunScript.Job("test (b)", duration: 90)],
+        [RunScript.Job("deploy", duration: 30)],
+    ]
+
+    /// A daemon on `database`, delivering to `pushward`, recovering from `github`. The run's
+    /// deliveries carry times of ten minutes ago: a long `completion_grace` keeps the daemon from
+    /// concluding, between two jobs, that the run ended with its last finished job.
+    static func start(database: String, pushward: FakePushWardServer, github: FakeGitHubAPI?, logs: LineLog)
+        throws -> Daemon
+    {
+        let api =
+            github.map {
+                #", "api": {"url": "\#($0.baseURL)", "token": "\#(token)", "hooks": ["repos/acme/widgets/hooks/1"], "#
+                    + #""sweep_interval": "30s", "max_redeliveries_per_minute": 600}"#
+            } ?? ""
+        let json = """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(database)",
+             "activity": {"completion_grace": "1h"},
+             "github": {"webhook_secrets": ["\(secret)"]\(api)},
+             "pushward": {"url": "\(pushward.baseURL)", "api_key": "\(pushward.apiKey)", "end_delay": "0s",
+                          "end_display_time": "0s", "min_update_interval": "0s", "fidelity": "full",
+                          "coalesce": "0s", "max_updates_per_hour": 3600}}
+            """
+        let daemon = try Daemon.start(
+            configuration: try BridgeConfiguration(json: Data(json.utf8)),
+            logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
+        github?.setWebhookURL("http://127.0.0.1:\(daemon.port)/webhook")
+        return daemon
+    }
+
+    static func scratch() throws -> String {
+        let directory = NSTemporaryDirectory() + "recovery-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    static var slug: String {
+        ActivityIdentity.forRun(repository: RunScript(start: 0).repository, workflow: "CI", scope: .repository).slug
+    }
+
+    /// True once PushWard took the card's end (a PATCH to `ended`; a card just created reads as
+    /// `ended` in the fake's store before its first update, so the state alone does not say).
+    static func ended(_ pushward: FakePushWardServer) -> Bool {
+        pushward.requests.contains {
+            $0.method == "PATCH" && $0.path == "/activities/\(slug)" && $0.body?["state"] == "ended"
+                && (200..<300).contains($0.status)
+        }
+    }
+
+    /// The card as PushWard ended up with it, without what differs between two daemons by
+    /// nature (the times PushWard stamped).
+    static func finalCard(_ pushward: FakePushWardServer) -> JSONValue? {
+        guard let stored = pushward.activities[slug] else { return nil }
+        return ["state": .string(stored.state), "content": .object(stored.content)]
+    }
+
+    @Test("down while the run went on: the next start asks for what was missed and the card ends as if nothing was")
+    func missedWhileDown() async throws {
+        let script = RunScript(start: Date().timeIntervalSince1970 - 600)
+        let events = script.deliveries(waves: Self.waves)
+        let split = events.count / 3
+
+        // The control: every delivery arrives.
+        let controlDirectory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: controlDirectory) }
+        let controlPushWard = try FakePushWardServer()
+        let controlGitHub = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
+        let control = try Self.start(
+            database: controlDirectory + "/bridge.sqlite", pushward: controlPushWard, github: controlGitHub,
+            logs: LineLog())
+        for event in events {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(controlGitHub.deliver(event: name, body: body) == 202)
+        }
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 60) {
+                Self.ended(controlPushWard)
+            })
+        await control.shutdown()
+
+        // The outage: the daemon stops after a third of the run; GitHub's attempts meanwhile fail.
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
+        let logs = LineLog()
+        var daemon = try Self.start(
+            database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
+        for event in events.prefix(split) {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(github.deliver(event: name, body: body) == 202)
+        }
+        await daemon.shutdown()
+        for event in events.dropFirst(split) {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(github.deliver(event: name, body: body) == 0, "nothing listens")
+        }
+        #expect(!Self.ended(pushward))
+
+        daemon = try Self.start(database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
+        try await Task.sleep(for: .milliseconds(300))
+        await daemon.shutdown()
+
+        #expect(Self.finalCard(pushward) == Self.finalCard(controlPushWard))
+        #expect(pushward.violations.isEmpty, "\(pushward.violations)")
+        // Each missed delivery asked for once, in order, and each arrived once.
+        let missed = events.count - split
+        let redelivered = github.log.filter(\.redelivery)
+        #expect(redelivered.count == missed)
+        #expect(redelivered.allSatisfy { $0.statusCode == 202 })
+        #expect(redelivered.map(\.guid) == github.log.filter { !$0.redelivery }.suffix(missed).map(\.guid))
+        let database = try BridgeDatabase(path: directory + "/bridge.sqlite", readOnly: true)
+        #expect(try database.listDeliveries(limit: 100).count == events.count)
+        #expect(try database.recentRecoveryRequests().count == missed)
+        #expect(
+            logs.all.filter { $0.contains("asked GitHub to redeliver a delivery the bridge never received") }.count
+                == missed)
+        #expect(!logs.all.contains { $0.contains(Self.token) })
+    }
+
+    @Test("a wrong token is said plainly once, blocks nothing else, and shows in /metrics")
+    func wrongToken() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_a_different_token"))
+        let logs = LineLog()
+        let daemon = try Self.start(
+            database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
+        #expect(await DispatchEndToEndTests.eventually { !github.requests.isEmpty })
+        #expect(await DispatchEndToEndTests.eventually { daemon.service.recovery.current.problem != nil })
+        // Webhooks still work.
+        let event = RunScript(start: Date().timeIntervalSince1970 - 60).run("requested", at: 0)
+        let (name, body) = PayloadEncoder.encode(event)
+        #expect(github.deliver(event: name, body: body) == 202)
+        let metrics = try await AlertEndToEndTests.get("/metrics", port: daemon.adminPort)
+        await daemon.shutdown()
+        let problem = try #require(daemon.service.recovery.current.problem)
+        #expect(problem.contains("GitHub refused the credential (401)"))
+        #expect(problem.contains("check github.api's token"))
+        #expect(logs.all.filter { $0.contains("recovery from GitHub failed") }.count == 1)
+        #expect(!logs.all.contains { $0.contains(Self.token) })
+        #expect(metrics.contains("pushward_bridge_github_recovery_blocked 1"))
+        #expect(metrics.contains(#"pushward_bridge_github_sweeps_total{outcome="failed"} 1"#))
+    }
+}
