@@ -49,3 +49,21 @@ extension BridgeService {
         }
     }
 }
+
+extension BridgeService {
+    /// Runs not finished that heard nothing for `quietFor` seconds, quietest first.
+    func quietRuns(quietFor: Double, at now: UnixTime, limit: Int) -> [RunKey] {
+        engine.quietRuns(since: now - quietFor, limit: limit)
+    }
+
+    /// The API said `key` goes on: its quiet period starts again (written with the run).
+    func heardFromAPI(_ key: RunKey, at now: UnixTime) {
+        engine.heardFromAPI(key, at: now)
+        do {
+            try database.write { try $0.save(engine.rows(for: engine.takeChanges(), at: now), at: now) }
+        } catch {
+            logger.warning(
+                "could not record a run lookup; it is written with the next change", ["error": .string("\(error)")])
+        }
+    }
+}

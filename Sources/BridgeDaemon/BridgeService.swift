@@ -297,7 +297,7 @@ public actor BridgeService {
         do {
             engine = Self.configured(
                 try database.loadEngine(
-                    settings: configuration.activity, filter: engine.filter, at: Date().timeIntervalSince1970),
+                    settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970),
                 configuration)
             needsReload = false
         } catch {

@@ -66,7 +66,8 @@ public final class Daemon: @unchecked Sendable {
             logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
         }
         let now = Date().timeIntervalSince1970
-        let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
+        let engine = try database.loadEngine(
+            settings: configuration.engineSettings, filter: configuration.filter, at: now)
         let service = BridgeService(
             database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
             checkpointer: checkpointer)
@@ -123,12 +124,18 @@ public final class Daemon: @unchecked Sendable {
                     await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
                 })
         }
-        if let api = configuration.githubAPI, !api.hooks.isEmpty {
+        if let api = configuration.githubAPI {
             let client = try Self.githubClient(api)
-            let sweeper = RecoverySweeper(
+            if !api.hooks.isEmpty {
+                let sweeper = RecoverySweeper(
+                    client: client, service: service, settings: api, logger: logger, metrics: counters,
+                    board: service.recovery, now: { Date().timeIntervalSince1970 })
+                services.append(LoopService("recovery", logger: logger) { await sweeper.run() })
+            }
+            let lookup = StaleRunLookup(
                 client: client, service: service, settings: api, logger: logger, metrics: counters,
                 board: service.recovery, now: { Date().timeIntervalSince1970 })
-            services.append(LoopService("recovery", logger: logger) { await sweeper.run() })
+            services.append(LoopService("run lookups", logger: logger) { await lookup.run() })
         }
         services.append(
             LoopService("retention", logger: logger) {

@@ -93,12 +93,18 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         lock.withLock { rateLimit = (limit, remaining, Date().timeIntervalSince1970 + seconds) }
     }
 
-    /// What `GET /repos/{repository}/actions/runs/{id}` answers, and the jobs of each attempt.
-    public func setRun(repository: String, id: Int, run: JSONValue, jobs attemptJobs: [Int: JSONValue]) {
+    /// What `GET /repos/{repository}/actions/runs/{id}/attempts/{attempt}` answers, and that
+    /// attempt's jobs (`{"total_count": …, "jobs": […]}`).
+    public func setRun(repository: String, id: Int, attempt: Int, run: JSONValue, jobs list: JSONValue) {
         lock.withLock {
-            runs["\(repository)#\(id)"] = run
-            for (attempt, list) in attemptJobs { jobs["\(repository)#\(id)#\(attempt)"] = list }
+            runs["\(repository)#\(id)#\(attempt)"] = run
+            jobs["\(repository)#\(id)#\(attempt)"] = list
         }
+    }
+
+    /// Run lookups answered so far (`GET …/actions/runs/…`), for tests that count them.
+    public var runLookups: Int {
+        lock.withLock { received.filter { $0.path.contains("/actions/runs/") && $0.status == 200 }.count }
     }
 
     // MARK: Sending, as GitHub does
@@ -232,8 +238,9 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             lock.withLock { _ = installationTokens.insert(token) }
             let expires = Date().addingTimeInterval(3_600)
             return .json(201, ["token": .string(token), "expires_at": .string(Self.timestamp(expires))])
-        case ("GET", 6) where parts[0] == "repos" && parts[3] == "actions" && parts[4] == "runs":
-            let key = "\(parts[1])/\(parts[2])#\(parts[5])"
+        case ("GET", 8)
+        where parts[0] == "repos" && parts[3] == "actions" && parts[4] == "runs" && parts[6] == "attempts":
+            let key = "\(parts[1])/\(parts[2])#\(parts[5])#\(parts[7])"
             return lock.withLock { runs[key] }.map { .json(200, $0) } ?? message(404, "Not Found")
         case ("GET", 9) where parts[0] == "repos" && parts[4] == "runs" && parts[6] == "attempts" && parts[8] == "jobs":
             let key = "\(parts[1])/\(parts[2])#\(parts[5])#\(parts[7])"

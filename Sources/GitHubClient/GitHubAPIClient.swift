@@ -113,10 +113,12 @@ public actor GitHubAPIClient {
         _ = try await call("POST", hook.path + "/deliveries/\(id)/attempts", as: hook.owner)
     }
 
-    /// `GET /repos/{repository}/actions/runs/{id}`: the run as the API has it (the same object a
-    /// `workflow_run` delivery carries).
-    public func run(repository: String, id: Int) async throws(Failure) -> JSONValue {
-        try await json("/repos/\(Self.escaped(repository))/actions/runs/\(id)", owner: Self.owner(of: repository))
+    /// `GET /repos/{repository}/actions/runs/{id}/attempts/{attempt}`: one attempt of the run as
+    /// the API has it (the same object a `workflow_run` delivery carries).
+    public func run(repository: String, id: Int, attempt: Int) async throws(Failure) -> JSONValue {
+        try await json(
+            "/repos/\(Self.escaped(repository))/actions/runs/\(id)/attempts/\(attempt)",
+            owner: Self.owner(of: repository))
     }
 
     /// The jobs of one attempt of a run (up to 100: a run with more shows its first 100).

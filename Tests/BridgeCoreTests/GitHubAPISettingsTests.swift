@@ -76,4 +76,15 @@ struct GitHubAPISettingsTests {
         #expect(Self.problem(#"{"max_redeliveries_per_minute": 0}"#)?.key == "github.api.max_redeliveries_per_minute")
         #expect(Self.problem(#"{"hook": []}"#) == ConfigurationError(key: "github.api.hook", problem: "unknown key"))
     }
+
+    @Test("with github.api the completion guess waits for two rounds of lookups; without, it is as configured")
+    func completionGraceWaitsForLookups() throws {
+        let without = try BridgeConfiguration(json: Data(#"{"activity": {"completion_grace": "2m"}}"#.utf8))
+        #expect(without.engineSettings.completionGrace == 120)
+        let with = try BridgeConfiguration(
+            json: Data(#"{"activity": {"completion_grace": "2m"}, "github": {"api": {"stale_after": "5m"}}}"#.utf8))
+        #expect(with.engineSettings.completionGrace == 120 + 300 + 2 * 30)
+        #expect(with.activity.completionGrace == 120, "the setting itself is what the file says")
+        #expect(GitHubAPISettings.lookupInterval(10) == 5)
+    }
 }

@@ -21,13 +21,14 @@ struct RecoveryEndToEndTests {
     /// A daemon on `database`, delivering to `pushward`, recovering from `github`. The run's
     /// deliveries carry times of ten minutes ago: a long `completion_grace` keeps the daemon from
     /// concluding, between two jobs, that the run ended with its last finished job.
-    static func start(database: String, pushward: FakePushWardServer, github: FakeGitHubAPI?, logs: LineLog)
-        throws -> Daemon
-    {
+    static func start(
+        database: String, pushward: FakePushWardServer, github: FakeGitHubAPI?, logs: LineLog,
+        staleAfter: String = "1h"
+    ) throws -> Daemon {
         let api =
             github.map {
                 #", "api": {"url": "\#($0.baseURL)", "token": "\#(token)", "hooks": ["repos/acme/widgets/hooks/1"], "#
-                    + #""sweep_interval": "30s", "max_redeliveries_per_minute": 600}"#
+                    + #""sweep_interval": "30s", "max_redeliveries_per_minute": 600, "stale_after": "\#(staleAfter)"}"#
             } ?? ""
         let json = """
             {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(database)",
@@ -134,6 +135,55 @@ struct RecoveryEndToEndTests {
             logs.all.filter { $0.contains("asked GitHub to redeliver a delivery the bridge never received") }.count
                 == missed)
         #expect(!logs.all.contains { $0.contains(Self.token) })
+    }
+
+    @Test("the run's completed delivery never comes: a lookup of the quiet run ends it with GitHub's conclusion")
+    func completedNeverArrives() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
+        let script = RunScript(start: Date().timeIntervalSince1970 - 600)
+        let failing: [[RunScript.Job]] = [
+            [RunScript.Job("lint", duration: 20)], [RunScript.Job("test (a)", duration: 60, conclusion: "failure")],
+        ]
+        let events = script.deliveries(waves: failing, conclusion: "failure")
+        // GitHub's API: the run as its completed delivery has it, and each job's last state.
+        let bodies = events.map { try? JSONValue(parsing: PayloadEncoder.encode($0).body) }
+        // The REST API's run names its repository inside; a webhook has it beside the run.
+        guard case .object(var run)? = bodies.last??["workflow_run"], let repository = bodies.last??["repository"]
+        else {
+            Issue.record("the script's last delivery is not the completed run")
+            return
+        }
+        run["repository"] = repository
+        var jobs: [Int: JSONValue] = [:]
+        for body in bodies { if let job = body?["workflow_job"], let id = job["id"]?.intValue { jobs[id] = job } }
+        github.setRun(
+            repository: "acme/widgets", id: script.runID, attempt: 1, run: .object(run),
+            jobs: [
+                "total_count": .number(Double(jobs.count)), "jobs": .array(jobs.keys.sorted().compactMap { jobs[$0] }),
+            ])
+        let logs = LineLog()
+        let daemon = try Self.start(
+            database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s")
+        for event in events.dropLast() {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(github.deliver(event: name, body: body) == 202)
+        }
+        #expect(await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
+        await daemon.shutdown()
+
+        #expect(github.runLookups >= 2, "the run and its jobs")
+        let database = try BridgeDatabase(path: directory + "/bridge.sqlite", readOnly: true)
+        let stored = try #require(
+            try database.storedRun(RunKey(repository: "acme/widgets", runID: script.runID, attempt: 1)))
+        #expect(stored.state.completion?.conclusion == "failure")
+        #expect(stored.state.completion?.source == .runEvent, "GitHub's own completed run, not the grace's guess")
+        let fromAPI = try database.listDeliveries(limit: 100).filter { $0.hookID == APIObservation.hookID }
+        #expect(fromAPI.contains { $0.event == "workflow_run" && $0.outcome == .applied })
+        #expect(logs.all.contains { $0.contains("a quiet run was read from GitHub's API and brought up to date") })
+        #expect(pushward.violations.isEmpty, "\(pushward.violations)")
     }
 
     @Test("a wrong token is said plainly once, blocks nothing else, and shows in /metrics")

@@ -101,7 +101,7 @@ struct GitHubAPIClientTests {
         #expect(await client.rateLimit?.remaining == 0)
         let reset = try #require(await client.rateLimit?.resetsAt)
         await #expect(throws: GitHubAPIClient.Failure.rateLimited(until: reset)) {
-            _ = try await client.run(repository: "acme/widgets", id: 1)
+            _ = try await client.run(repository: "acme/widgets", id: 1, attempt: 1)
         }
         #expect(github.requests.count == 1, "the call was not sent")
         // A limit GitHub says is spent (another process used it) is read from the 403.
@@ -143,12 +143,12 @@ struct GitHubAPIClientTests {
         let client = GitHubAPIClient(
             baseURL: github.baseURL, credential: .app(id: 77, key: try Self.appKey()), version: "test")
         #expect(try await client.deliveries(of: Self.hook).deliveries.count == 1)
-        _ = try? await client.run(repository: "acme/widgets", id: 5)
+        _ = try? await client.run(repository: "acme/widgets", id: 5, attempt: 1)
         #expect(
             github.requests.map { "\($0.method) \($0.path) \($0.credential)" } == [
                 "GET /repos/acme/widgets/installation jwt", "POST /app/installations/42/access_tokens jwt",
                 "GET /repos/acme/widgets/hooks/1/deliveries installation",
-                "GET /repos/acme/widgets/actions/runs/5 installation",
+                "GET /repos/acme/widgets/actions/runs/5/attempts/1 installation",
             ])
         // The App's own hook: its JWT, no installation.
         let appHook = try FakeGitHubAPI(

@@ -62,6 +62,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
     public init() {}
 
+    /// The activity settings the core runs with. With `github.api`, a quiet run is looked up after
+    /// `stale_after`, and the lookup settles it (it ended: GitHub's conclusion; it goes on: the
+    /// quiet period starts again), so `completion_grace`'s guess waits until a lookup had its
+    /// chance (two rounds of it) and applies only when none could be made.
+    public var engineSettings: ActivitySettings {
+        var settings = activity
+        if let api = githubAPI {
+            settings.completionGrace += Double(api.staleAfter) + 2 * GitHubAPISettings.lookupInterval(api.staleAfter)
+        }
+        return settings
+    }
+
     public static let logLevels = ["debug", "info", "notice", "warning", "error"]
 
     /// Parses a configuration document.
@@ -246,7 +258,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             if !settings.hooks.contains(hook) { settings.hooks.append(hook) }
         }
         settings.sweepInterval = try reader.duration("sweep_interval", in: 30...86_400) ?? settings.sweepInterval
-        settings.staleAfter = try reader.duration("stale_after", in: 60...86_400) ?? settings.staleAfter
+        settings.staleAfter = try reader.duration("stale_after", in: 5...86_400) ?? settings.staleAfter
         settings.maxRedeliveriesPerMinute =
             try reader.integer("max_redeliveries_per_minute", in: 1...600) ?? settings.maxRedeliveriesPerMinute
         return settings

@@ -83,6 +83,12 @@ public struct GitHubAPISettings: Sendable, Equatable {
 
     public init() {}
 
+    /// Seconds between two looks for quiet runs: a run is looked up at most this long after it
+    /// became `stale_after` quiet.
+    public static func lookupInterval(_ staleAfter: Int) -> Double {
+        min(30, max(1, Double(staleAfter) / 2))
+    }
+
     /// Why a hook cannot be watched with `credential`, or nil: the App's webhook is read with the
     /// App's JWT, which a token cannot make.
     public func hookProblem(_ hook: Hook) -> String? {

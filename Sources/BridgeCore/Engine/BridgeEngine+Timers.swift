@@ -44,3 +44,23 @@ extension BridgeEngine {
         return "success"
     }
 }
+
+extension BridgeEngine {
+    /// Runs not finished that heard nothing since `before`, the quietest first, at most `limit`:
+    /// what recovery asks GitHub's API about (`github.api.stale_after`).
+    public func quietRuns(since before: UnixTime, limit: Int) -> [RunKey] {
+        runs.values.filter { $0.completion == nil && $0.lastChangeAt < before }
+            .sorted { ($0.lastChangeAt, $0.key) < ($1.lastChangeAt, $1.key) }.prefix(limit).map(\.key)
+    }
+
+    /// GitHub's API said the run goes on (nothing new in it): as a delivery would, this starts its
+    /// quiet period and its completion grace again, so a run waiting for a runner is not taken as
+    /// finished by the guess the lookup replaces.
+    public mutating func heardFromAPI(_ key: RunKey, at now: UnixTime) {
+        guard var state = runs[key], state.completion == nil, state.lastChangeAt < now else { return }
+        state.lastChangeAt = now
+        runs[key] = state
+        completionDue[key] = inferredCompletionDue(state)
+        changes.runs.insert(key)
+    }
+}
