@@ -83,6 +83,7 @@ public struct AdminRoutes: Sendable {
                 var snapshot = try StatusSnapshot.read(
                     from: database, at: Date().timeIntervalSince1970, budget: standing.budget)
                 snapshot.notices = service.notices()
+                snapshot.recovery = service.configuration.githubAPI == nil ? nil : service.recovery.current
                 return HTTPResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],

@@ -42,7 +42,11 @@ public final class Daemon: @unchecked Sendable {
             at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         // A migration on a large database can outlast systemd's start timeout: it is told to wait.
-        let extender = StartTimeoutExtender(notifier: SystemdNotifier())
+        let extender = StartTimeoutExtender(notifier: SystemdNotifier()) { status, seconds in
+            logger.notice(
+                "still applying a schema migration",
+                ["migration.status": .string(status), "migration.seconds": .number(seconds.rounded())])
+        }
         defer { extender.stop() }
         let database = try BridgeDatabase(path: configuration.database) { progress in
             if progress.elapsed == nil {
@@ -125,7 +129,14 @@ public final class Daemon: @unchecked Sendable {
                 })
         }
         if let api = configuration.githubAPI {
-            let client = try Self.githubClient(api)
+            let client = try Self.githubClient(api) { method, path, outcome in
+                counters.add("github_api_requests_total", labels: ["outcome": outcome])
+                if logger.minimumLevel <= .debug {
+                    logger.debug(
+                        "GitHub API request",
+                        ["http.method": .string(method), "http.path": .string(path), "outcome": .string(outcome)])
+                }
+            }
             if !api.hooks.isEmpty {
                 let sweeper = RecoverySweeper(
                     client: client, service: service, settings: api, logger: logger, metrics: counters,
@@ -203,7 +214,9 @@ public final class Daemon: @unchecked Sendable {
 
     /// The GitHub client for `github.api`. An App's key is read here: a file that is not one
     /// stops the start, naming the file.
-    static func githubClient(_ api: GitHubAPISettings) throws -> GitHubAPIClient {
+    static func githubClient(_ api: GitHubAPISettings, observer: GitHubAPIClient.Observer? = nil) throws
+        -> GitHubAPIClient
+    {
         let credential: GitHubAPIClient.Credential
         switch api.credential {
         case .token(let token)?:
@@ -220,7 +233,7 @@ public final class Daemon: @unchecked Sendable {
         case nil:
             throw ConfigurationError(key: "github.api", problem: "no credential to call GitHub with")
         }
-        return GitHubAPIClient(baseURL: api.url, credential: credential, version: version)
+        return GitHubAPIClient(baseURL: api.url, credential: credential, version: version, observer: observer)
     }
 
     /// Starts the services in order (see `ServiceGroup.start`).

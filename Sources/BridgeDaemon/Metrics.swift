@@ -55,6 +55,10 @@ public final class Metrics: @unchecked Sendable {
         describe("pushward_requests_total", "counter", "Requests to PushWard by kind and status (none: no answer).")
         describe("pushward_retries_total", "counter", "Requests that failed and will be retried.")
         describe("pushward_request_latency_seconds", "histogram", "PushWard request round trips.")
+        describe("github_api_requests_total", "counter", "Requests to GitHub's REST API (github.api) by outcome.")
+        describe("github_sweeps_total", "counter", "Sweeps of a hook's delivery log, by outcome.")
+        describe("github_redeliveries_total", "counter", "Redeliveries asked of GitHub, by outcome.")
+        describe("github_run_lookups_total", "counter", "Quiet runs read from GitHub's API, by outcome.")
     }
 
     /// The `event` label of a delivery: the events the bridge reads by name, every other one as

@@ -78,10 +78,16 @@ public actor GitHubAPIClient {
     private var installations: [String: Int] = [:]
     private var installationTokens: [Int: (token: String, expiresAt: Double)] = [:]
 
+    /// Hears of every request once answered (or not): its method, its path without the query,
+    /// and the outcome (`ok`, `not_modified`, a status, `no_answer`); for `/metrics` and the log.
+    public typealias Observer = @Sendable (_ method: String, _ path: String, _ outcome: String) -> Void
+    private let observer: Observer?
+
     public init(
         baseURL: String, credential: Credential, version: String, timeout: Double = 15,
-        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }, observer: Observer? = nil
     ) {
+        self.observer = observer
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.credential = credential
         self.userAgent = "pushward-bridge/\(version)"
@@ -194,7 +200,7 @@ public actor GitHubAPIClient {
             guard let http = answer as? HTTPURLResponse else { throw URLError(.badServerResponse) }
             (data, response) = (received, http)
         } catch {
-            count("no_answer")
+            count("no_answer", method, path)
             throw .failed("no answer from \(baseURL) to \(method) \(Self.pathWithoutQuery(path)): \(error)")
         }
         remember(response)
@@ -202,14 +208,14 @@ public actor GitHubAPIClient {
         let detail = "\(method) \(Self.pathWithoutQuery(path)): \(Self.message(in: data))"
         switch status {
         case 304 where cached != nil:
-            count("not_modified")
+            count("not_modified", method, path)
             return Answer(status: 200, body: cached?.body ?? Data(), link: response.value(forHTTPHeaderField: "Link"))
         case 200..<300:
-            count("ok")
+            count("ok", method, path)
             if method == "GET", let etag = response.value(forHTTPHeaderField: "ETag") { keep(etag, data, for: path) }
             return Answer(status: status, body: data, link: response.value(forHTTPHeaderField: "Link"))
         default:
-            count(String(status))
+            count(String(status), method, path)
         }
         if status == 403 || status == 429 {
             if let seconds = response.value(forHTTPHeaderField: "Retry-After").flatMap(Double.init) {
@@ -246,8 +252,9 @@ public actor GitHubAPIClient {
         etags[path] = (etag, body)
     }
 
-    private func count(_ outcome: String) {
+    private func count(_ outcome: String, _ method: String, _ path: String) {
         requests[outcome, default: 0] += 1
+        observer?(method, Self.pathWithoutQuery(path), outcome)
     }
 
     // MARK: Credentials

@@ -69,7 +69,8 @@ enum ExplainCommand {
                         requests: try database.requests(for: stored.state.key), deliveries: deliveries,
                         settings: settings,
                         alerts: try database.alerts(
-                            repository: stored.state.key.repository, runID: stored.state.key.runID)
+                            repository: stored.state.key.repository, runID: stored.state.key.runID),
+                        recovered: try database.recoveryRequests(deliveries.map(\.id))
                     ))
                 // Right after the sentence that names the run: what follows is read knowing it.
                 if let notice = RetentionNotice.prunedDeliveries(

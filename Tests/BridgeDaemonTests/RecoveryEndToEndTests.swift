@@ -118,8 +118,10 @@ struct RecoveryEndToEndTests {
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
         try await Task.sleep(for: .milliseconds(300))
+        let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
         await daemon.shutdown()
 
+        #expect(page.contains("<span id=\"redeliveries\">\(events.count - split)</span> redeliveries asked for"))
         #expect(Self.finalCard(pushward) == Self.finalCard(controlPushWard))
         #expect(pushward.violations.isEmpty, "\(pushward.violations)")
         // Each missed delivery asked for once, in order, and each arrived once.
@@ -135,6 +137,39 @@ struct RecoveryEndToEndTests {
             logs.all.filter { $0.contains("asked GitHub to redeliver a delivery the bridge never received") }.count
                 == missed)
         #expect(!logs.all.contains { $0.contains(Self.token) })
+        let explained = try Self.explain(script.runID, database: directory + "/bridge.sqlite")
+        #expect(explained.contains("\(missed) of them came back through recovery"), "\(explained)")
+    }
+
+    @Test("an App key file that is not a key stops the start, naming the file and what a key looks like")
+    func badAppKey() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let keyFile = directory + "/app.pem"
+        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(
+            toFile: keyFile, atomically: true, encoding: .utf8)
+        let json = """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+             "github": {"webhook_secrets": ["\(Self.secret)"],
+                        "api": {"app_id": 7, "private_key_file": "\(keyFile)", "hooks": ["app"]}}}
+            """
+        do {
+            _ = try Daemon.start(
+                configuration: try BridgeConfiguration(json: Data(json.utf8)),
+                logger: Logger(label: "test", sink: { _ in }))
+            Issue.record("started with a certificate for a key")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "github.api.private_key_file")
+            #expect(error.problem.contains(keyFile) && error.problem.contains("BEGIN RSA PRIVATE KEY"))
+        }
+    }
+
+    /// `pushward-bridge explain RUN_ID` on the database, as a maintainer runs it.
+    static func explain(_ runID: Int, database: String) throws -> String {
+        let scratch = try ScratchDirectory()
+        let result = try BridgeProcess.runToCompletion(["explain", String(runID), "--database", database], in: scratch)
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout
     }
 
     @Test("the run's completed delivery never comes: a lookup of the quiet run ends it with GitHub's conclusion")
@@ -183,6 +218,9 @@ struct RecoveryEndToEndTests {
         let fromAPI = try database.listDeliveries(limit: 100).filter { $0.hookID == APIObservation.hookID }
         #expect(fromAPI.contains { $0.event == "workflow_run" && $0.outcome == .applied })
         #expect(logs.all.contains { $0.contains("a quiet run was read from GitHub's API and brought up to date") })
+        let explained = try Self.explain(script.runID, database: directory + "/bridge.sqlite")
+        #expect(explained.contains("The run was completed from GitHub's API at "), "\(explained)")
+        #expect(explained.contains("were read from GitHub's API rather than sent by its webhook"))
         #expect(pushward.violations.isEmpty, "\(pushward.violations)")
     }
 
@@ -202,7 +240,10 @@ struct RecoveryEndToEndTests {
         let (name, body) = PayloadEncoder.encode(event)
         #expect(github.deliver(event: name, body: body) == 202)
         let metrics = try await AlertEndToEndTests.get("/metrics", port: daemon.adminPort)
+        let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
         await daemon.shutdown()
+        #expect(page.contains("<h2>Recovery from GitHub</h2>"))
+        #expect(page.contains("GitHub refused the credential (401)"))
         let problem = try #require(daemon.service.recovery.current.problem)
         #expect(problem.contains("GitHub refused the credential (401)"))
         #expect(problem.contains("check github.api's token"))
@@ -210,5 +251,6 @@ struct RecoveryEndToEndTests {
         #expect(!logs.all.contains { $0.contains(Self.token) })
         #expect(metrics.contains("pushward_bridge_github_recovery_blocked 1"))
         #expect(metrics.contains(#"pushward_bridge_github_sweeps_total{outcome="failed"} 1"#))
+        #expect(metrics.contains(#"pushward_bridge_github_api_requests_total{outcome="401"} 1"#), "\(metrics)")
     }
 }

@@ -1,3 +1,4 @@
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -32,4 +33,16 @@ struct StartTimeoutExtenderTests {
         #expect(after.isEmpty, "\(after)")
     }
 
+    @Test("the heartbeat beats every interval with the status and the time so far, with or without systemd")
+    func heartbeat() async throws {
+        let beats = LineLog()
+        let extender = StartTimeoutExtender(notifier: SystemdNotifier(environment: [:]), interval: 0.05) {
+            status, seconds in beats.append("\(status) \(seconds > 0)")
+        }
+        extender.keepWaiting(status: "applying schema migration 11 of 12: key deliveries")
+        for _ in 0..<200 where beats.all.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        extender.stop()
+        #expect(beats.all.count >= 2)
+        #expect(beats.all.allSatisfy { $0 == "applying schema migration 11 of 12: key deliveries true" })
+    }
 }

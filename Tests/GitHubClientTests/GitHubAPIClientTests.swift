@@ -167,7 +167,7 @@ struct GitHubAPIClientTests {
 
     @Test("a redelivery request makes GitHub send the same delivery again, signed, logged as a redelivery")
     func redelivery() async throws {
-        let arrived = LockedList()
+        let arrived = LineLog()
         let listener = try HTTPServer(configuration: HTTPServer.Configuration(listen: "127.0.0.1:0")) { request in
             arrived.append(
                 "\(request.header("X-GitHub-Delivery") ?? "") "
@@ -184,17 +184,9 @@ struct GitHubAPIClientTests {
         let id = try #require(github.log.first?.id)
         try await client.redeliver(id, of: Self.hook)
         for _ in 0..<200 where github.log.count < 2 { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(arrived.items == ["guid-1 true"])
+        #expect(arrived.all == ["guid-1 true"])
         #expect(github.log.last?.redelivery == true && github.log.last?.guid == "guid-1")
         #expect(github.log.last?.statusCode == 202)
         await #expect(throws: GitHubAPIClient.Failure.self) { try await client.redeliver(1, of: Self.hook) }
     }
-}
-
-/// Strings appended from the listener's threads.
-final class LockedList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-    func append(_ item: String) { lock.withLock { list.append(item) } }
-    var items: [String] { lock.withLock { list } }
 }

@@ -15,10 +15,13 @@ public enum RunExplanation {
         public var settings: ActivitySettings
         /// The alerts of the run id (every attempt's).
         public var alerts: [AlertRecord]
+        /// The redeliveries recovery asked GitHub for, by GUID, among `deliveries`.
+        public var recovered: [String: RecoveryRequest]
 
         public init(
             run: StoredRun, session: StoredSession?, acknowledged: JSONValue?, requests: [RequestRecord],
-            deliveries: [DeliveryRecord], settings: ActivitySettings, alerts: [AlertRecord] = []
+            deliveries: [DeliveryRecord], settings: ActivitySettings, alerts: [AlertRecord] = [],
+            recovered: [String: RecoveryRequest] = [:]
         ) {
             self.run = run
             self.session = session
@@ -27,6 +30,7 @@ public enum RunExplanation {
             self.deliveries = deliveries
             self.settings = settings
             self.alerts = alerts
+            self.recovered = recovered
         }
     }
 
@@ -50,7 +54,7 @@ public enum RunExplanation {
         sentences += ending(facts)
         sentences += problems(facts)
         sentences += facts.alerts.filter { $0.run == state.key }.map(AlertSummary.sentence)
-        sentences += deliveries(facts.deliveries)
+        sentences += deliveries(facts.deliveries, recovered: facts.recovered)
         return sentences
     }
 
@@ -229,7 +233,7 @@ public enum RunExplanation {
         return sentences
     }
 
-    static func deliveries(_ deliveries: [DeliveryRecord]) -> [String] {
+    static func deliveries(_ deliveries: [DeliveryRecord], recovered: [String: RecoveryRequest] = [:]) -> [String] {
         guard !deliveries.isEmpty else { return [] }
         let applied = deliveries.filter { $0.outcome == .applied }.count
         let duplicates = deliveries.reduce(0) { $0 + $1.duplicates }
@@ -237,6 +241,26 @@ public enum RunExplanation {
         if duplicates > 0 { sentence += ", \(duplicates) redelivered duplicates recorded and not applied again" }
         sentence += "."
         var sentences = [sentence]
+        let redelivered = deliveries.filter { recovered[$0.id] != nil }
+        if !redelivered.isEmpty {
+            sentences.append(
+                "\(redelivered.count) of them came back through recovery: GitHub had failed to deliver them (the "
+                    + "listener was down or unreachable), the bridge found them in the hook's delivery log and asked "
+                    + "GitHub to send them again.")
+        }
+        let fromAPI = deliveries.filter { $0.hookID == APIObservation.hookID }
+        if !fromAPI.isEmpty {
+            sentences.append(
+                "\(fromAPI.count) were read from GitHub's API rather than sent by its webhook: the run had gone quiet "
+                    + "for github.api.stale_after, so the bridge looked it up.")
+        }
+        if let completed = fromAPI.first(where: { $0.event == "workflow_run" && $0.action == "completed" }),
+            completed.outcome == .applied
+        {
+            sentences.append(
+                "The run was completed from GitHub's API at \(GitHubTimestamp.format(completed.receivedAt)): its own "
+                    + "completed delivery never arrived, and GitHub's answer gave its conclusion.")
+        }
         for delivery in deliveries where delivery.outcome != .applied {
             sentences.append(explain(delivery))
         }
@@ -258,6 +282,9 @@ public enum RunExplanation {
             sentence += "was ignored on purpose: \(delivery.reason ?? "no reason recorded"); GitHub got 200."
         case .rejected:
             sentence += "was rejected: \(delivery.reason ?? "no reason recorded"); GitHub got 400."
+        }
+        if delivery.hookID == APIObservation.hookID {
+            sentence += " It was read from GitHub's API (a lookup of the quiet run), not sent by GitHub's webhook."
         }
         if delivery.duplicates > 0 {
             sentence +=

@@ -46,6 +46,7 @@ public enum StatusPage {
             html += "<section class=\"notice\" role=\"status\"><p>\(Markup.escaped(notice))</p></section>"
         }
         if let standing { html += budgetSection(snapshot, budget: standing.budget) }
+        if let recovery = snapshot.recovery { html += recoverySection(recovery) }
         if snapshot.runs.isEmpty {
             html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
             html += " and Workflow jobs) at this bridge's <code>/webhook</code>; runs show up here as they"
@@ -189,6 +190,27 @@ public enum StatusPage {
 
     /// The header's line on the budget: what PushWard counted of the allowance, when it starts
     /// over, and the level new runs get, so a maintainer sees why cards look thinner than usual.
+    /// Recovery from GitHub (`github.api`): the last sweep, what was asked for again since the
+    /// start, what was given up on, runs looked up, the API allowance left, and what blocks it.
+    static func recoverySection(_ recovery: RecoveryBoard.Standing) -> String {
+        var html = "<section id=\"recovery\"><h2>Recovery from GitHub</h2><p>"
+        html += recovery.lastSweepAt.map { "Last sweep \(Markup.escaped(clock($0))) UTC" } ?? "No sweep yet"
+        html +=
+            " · <span id=\"redeliveries\">\(recovery.redeliveriesRequested)</span> redeliveries asked for since the start"
+        if recovery.givenUp > 0 { html += " · \(recovery.givenUp) given up on" }
+        html += " · \(recovery.runsLookedUp) quiet runs looked up"
+        if let remaining = recovery.rateLimitRemaining {
+            html += " · GitHub API: \(remaining)"
+            html += recovery.rateLimitLimit.map { " of \($0)" } ?? ""
+            html += " requests left this hour"
+        }
+        html += "</p>"
+        if let problem = recovery.problem {
+            html += "<p class=\"problem\" role=\"alert\">\(Markup.escaped(problem))</p>"
+        }
+        return html + "</section>"
+    }
+
     static func budgetSummary(_ standing: (budget: PushBudget?, levelInForce: Fidelity?)) -> String {
         var text: String
         if let budget = standing.budget {

@@ -102,6 +102,8 @@ public struct StatusSnapshot: Sendable {
     public var decisions: [BudgetChart.Decision]
     /// What a maintainer must act on, said above the runs (a refused routing target).
     public var notices: [String] = []
+    /// What recovery from GitHub last did; nil without `github.api`.
+    public var recovery: RecoveryBoard.Standing?
 
     public init(
         runs: [Run], takenAt: UnixTime, pushDays: [BudgetChart.Day] = [], decisions: [BudgetChart.Decision] = []
