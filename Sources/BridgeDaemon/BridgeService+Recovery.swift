@@ -11,7 +11,7 @@ extension BridgeService {
         stored: Set<String>, requested: [String: RedeliveryPlan.Requested]
     )? {
         do {
-            let stored = try database.storedDeliveries(guids, at: now)
+            let stored = try database.storedDeliveries(guids)
             let requested = try database.recoveryRequests(guids.subtracting(stored)).mapValues {
                 RedeliveryPlan.Requested(requests: $0.requests, lastAt: $0.lastRequestedAt)
             }

@@ -188,8 +188,8 @@ public actor BridgeService {
     /// Records one delivery and applies it to the core, inside the caller's transaction; the
     /// runs and cards it changed are written by the caller once the whole group is applied.
     private func record(_ delivery: IncomingDelivery) throws -> IngestResult {
-        if let first = try database.recordedDelivery(delivery.id, at: delivery.receivedAt) {
-            try database.recordDuplicate(rowID: first, at: delivery.receivedAt)
+        if try database.hasDelivery(delivery.id) {
+            try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
             return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
         }
         // Built only for a line that is written.

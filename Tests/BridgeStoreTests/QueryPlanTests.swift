@@ -50,7 +50,7 @@ struct QueryPlanTests {
             _ = try database.listDeliveries(run: run, limit: 500, includePayload: true)
         },
         "delivery": { _ = try $0.delivery(id: "d-1") },
-        "recordedDelivery": { _ = try $0.recordedDelivery("d-1", at: 1_800_000_000) },
+        "hasDelivery": { _ = try $0.hasDelivery("d-1") },
         "dueAlerts": { _ = try $0.dueAlerts(at: 1_800_000_000) },
         "nextAlertDue": { _ = try $0.nextAlertDue() },
         "alerts": { _ = try $0.alerts(repository: run.repository, runID: run.runID) },
@@ -58,7 +58,7 @@ struct QueryPlanTests {
         "acknowledgedRequestsPerDay": { _ = try $0.acknowledgedRequestsPerDay(since: 0) },
         "cardDecisions": { _ = try $0.cardDecisions(since: 0) },
         "examinedThrough": { _ = try $0.examinedThrough(hook: "repos/acme/widgets/hooks/1") },
-        "storedDeliveries": { _ = try $0.storedDeliveries(["d-1", "d-2"], at: 1_800_000_000) },
+        "storedDeliveries": { _ = try $0.storedDeliveries(["d-1", "d-2"]) },
         "recoveryRequests": { _ = try $0.recoveryRequests(["d-1"]) },
         "recentRecoveryRequests": { _ = try $0.recentRecoveryRequests() },
     ]
@@ -165,24 +165,6 @@ struct QueryPlanTests {
         // read through (nothing they run escapes the check).
         #expect(checked.count >= Self.readers.count)
         #expect(Set(page).isSubset(of: checked))
-    }
-
-    @Test("a delivery is found by id one seek per day, through the (day, id) key")
-    func deliveryLookupsSeekByDay() throws {
-        let lookups = try recorded { database in
-            _ = try database.recordedDelivery("d-1", at: 1_800_000_000)
-            _ = try database.delivery(id: "d-1")
-        }
-        #expect(lookups.count == 2)
-        let plans = try BridgeDatabase(path: path, readOnly: true)
-        for sql in lookups {
-            let plan = try plans.connection.queryPlan(of: sql)
-            #expect(
-                plan.contains {
-                    $0.contains("SEARCH deliveries USING") && $0.contains("deliveries_by_day (day=? AND id=?)")
-                },
-                "\(sql)\n\(plan.joined(separator: "\n"))")
-        }
     }
 
     @Test("the check catches the unindexed run list it replaced")

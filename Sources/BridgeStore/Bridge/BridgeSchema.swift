@@ -249,50 +249,6 @@ public enum BridgeSchema {
                 );
                 CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
                 """),
-        // The primary key on GitHub's random delivery id put each new delivery in a random leaf of
-        // a B-tree that spans all retained deliveries: with a month of them (millions), every
-        // delivery dirtied a page of its own, and the checkpointer wrote those back scattered
-        // while new commits waited (the ack p99 at 1,000/s was 4.5 times the empty database's
-        // with 2.25 M delivery rows, 1.4 times when new ids landed together). Keyed by UTC day
-        // first, a day's deliveries share a small, hot stretch of the index. Dropping a primary
-        // key needs a new table: the rows are copied once, in rowid order (rowids kept), and the
-        // indexes built after the copy, so this takes seconds per million rows, said in the log.
-        Migration(
-            name: "key deliveries by the day they arrived, so new ones land together",
-            sql: """
-                CREATE TABLE deliveries_keyed_by_day (
-                    id TEXT NOT NULL,
-                    hook_id TEXT,
-                    event TEXT NOT NULL,
-                    action TEXT,
-                    received_at REAL NOT NULL,
-                    repository TEXT,
-                    run_id INTEGER,
-                    run_attempt INTEGER,
-                    outcome TEXT NOT NULL CHECK (outcome IN ('applied', 'ignored', 'rejected')),
-                    reason TEXT,
-                    content_type TEXT,
-                    payload BLOB,
-                    payload_bytes INTEGER NOT NULL,
-                    duplicates INTEGER NOT NULL DEFAULT 0,
-                    last_duplicate_at REAL,
-                    payload_encoding TEXT NOT NULL DEFAULT 'identity' CHECK (payload_encoding IN ('identity', 'lz4')),
-                    day INTEGER NOT NULL
-                );
-                INSERT INTO deliveries_keyed_by_day (rowid, id, hook_id, event, action, received_at, repository,
-                    run_id, run_attempt, outcome, reason, content_type, payload, payload_bytes, duplicates,
-                    last_duplicate_at, payload_encoding, day)
-                SELECT rowid, id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                    reason, content_type, payload, payload_bytes, duplicates, last_duplicate_at, payload_encoding,
-                    CAST(received_at / 86400 AS INTEGER)
-                FROM deliveries ORDER BY rowid;
-                DROP TABLE deliveries;
-                ALTER TABLE deliveries_keyed_by_day RENAME TO deliveries;
-                CREATE UNIQUE INDEX deliveries_by_day ON deliveries (day, id);
-                CREATE INDEX deliveries_by_time ON deliveries (received_at);
-                CREATE INDEX deliveries_by_run ON deliveries (repository, run_id, run_attempt, received_at);
-                CREATE INDEX deliveries_with_payload ON deliveries (received_at) WHERE payload IS NOT NULL;
-                """),
         // Recovery through GitHub's API (`github.api`): per hook, the time up to which its delivery
         // log was examined and resolved, so a sweep (or the first after a restart) reads back only
         // that far; per GUID, the redeliveries asked for, so one is not asked for again before it

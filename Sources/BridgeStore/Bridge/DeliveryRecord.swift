@@ -30,11 +30,6 @@ public struct DeliveryRecord: Sendable, Equatable {
     /// How many times the same id arrived again.
     public var duplicates: Int
 
-    /// The UTC day (days since 1970) of a time: the first column of the key a delivery is found by.
-    public static func day(of time: UnixTime) -> Int64 {
-        Int64((time / 86_400).rounded(.down))
-    }
-
     public init(
         id: String, hookID: String?, event: String, action: String?, receivedAt: UnixTime, repository: String?,
         runID: Int?, runAttempt: Int?, outcome: Outcome, reason: String?, contentType: String?, payload: Data?,
@@ -58,33 +53,18 @@ public struct DeliveryRecord: Sendable, Equatable {
 }
 
 /// `deliveries`: recording what arrived, counting redeliveries, and the CLI's, admin API's and
-/// status page's reads (`deliveries_by_time`, `deliveries_by_run`, `deliveries_by_day`).
-///
-/// A delivery is found by its id through `deliveries_by_day` (UTC day received, then id): the
-/// days to look in come first, so an id lookup is one seek per day (`day IN (…) AND id = ?`).
-/// New deliveries land in today's stretch of that index rather than anywhere in a month of
-/// random ids (see the migration that made it).
+/// status page's reads (`deliveries_by_time`, `deliveries_by_run`, the primary key).
 extension BridgeDatabase {
-    /// Days before today in which a delivery's id is looked for when it arrives again. GitHub
-    /// redelivers (by hand or through its API) only deliveries of the last 3 days; a week covers
-    /// that with room for a clock or a day boundary. An id older than this is recorded as a new
-    /// delivery: nothing can send one.
-    public static let redeliveryWindowDays = 7
-
-    /// The rowid of the delivery with this id received in the redelivery window before `now`
-    /// (GitHub repeats the id on redelivery), or nil when it is new.
-    public func recordedDelivery(_ id: String, at now: UnixTime) throws -> Int64? {
-        try connection.queryOne(
-            Self.daysFrom("?") + "SELECT rowid FROM deliveries WHERE day IN days AND id = ? ORDER BY day DESC LIMIT 1",
-            [.integer(DeliveryRecord.day(of: now) - Int64(Self.redeliveryWindowDays)), .text(id)]
-        ) { $0.int64(0) ?? 0 }
+    /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
+    public func hasDelivery(_ id: String) throws -> Bool {
+        try connection.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
     }
 
-    /// Counts a repeated delivery on its first record (a rowid from `recordedDelivery`).
-    public func recordDuplicate(rowID: Int64, at now: UnixTime) throws {
+    /// Counts a repeated delivery on its first record.
+    public func recordDuplicate(_ id: String, at now: UnixTime) throws {
         try connection.run(
-            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE rowid = ?",
-            [.real(now), .integer(rowID)])
+            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
+            [.real(now), .text(id)])
     }
 
     /// Records a delivery. Its payload is kept compressed when that is smaller: pass `stored` when
@@ -94,8 +74,8 @@ extension BridgeDatabase {
         try connection.run(
             """
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                reason, content_type, payload, payload_bytes, duplicates, payload_encoding, day)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
@@ -103,7 +83,7 @@ extension BridgeDatabase {
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
                 .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
-                .text((payload?.encoding ?? .identity).rawValue), .integer(DeliveryRecord.day(of: delivery.receivedAt)),
+                .text((payload?.encoding ?? .identity).rawValue),
             ])
     }
 
@@ -127,28 +107,14 @@ extension BridgeDatabase {
         return try connection.query(sql, arguments, Self.deliveryRecord)
     }
 
-    /// One delivery by id, with its payload while retention keeps it: one seek per stored day
-    /// (at most `retention.deliveries` of them). An id recorded on two days (a redelivery after
-    /// the window) reads as its latest record.
+    /// One delivery by id, with its payload while retention keeps it.
     public func delivery(id: String) throws -> DeliveryRecord? {
         try connection.queryOne(
-            Self.daysFrom("(SELECT min(day) FROM deliveries)") + """
-                SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
-                    content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries
-                WHERE day IN days AND id = ? ORDER BY day DESC LIMIT 1
-                """,
+            """
+            SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
+                content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries WHERE id = ?
+            """,
             [.text(id)], Self.deliveryRecord)
-    }
-
-    /// A `days` table of the UTC days from `first` (an SQL expression) to the latest day stored:
-    /// what `day IN days` walks, one index seek each. Generated in SQL, so the statement's text is
-    /// one whatever the span.
-    private static func daysFrom(_ first: String) -> String {
-        """
-        WITH RECURSIVE days(day) AS (
-            SELECT \(first) UNION ALL SELECT day + 1 FROM days WHERE day < (SELECT max(day) FROM deliveries))
-
-        """
     }
 
     /// A `deliveries` row (columns as the queries above select them), its payload inflated. A

@@ -32,10 +32,10 @@ extension BridgeDatabase {
             """, [.text(hook), .real(examinedThrough), .real(now)])
     }
 
-    /// Of `guids`, those the store has as deliveries (within the redelivery window before `now`).
-    public func storedDeliveries(_ guids: some Sequence<String>, at now: UnixTime) throws -> Set<String> {
+    /// Of `guids`, those the store has as deliveries.
+    public func storedDeliveries(_ guids: some Sequence<String>) throws -> Set<String> {
         var stored: Set<String> = []
-        for guid in guids where try recordedDelivery(guid, at: now) != nil { stored.insert(guid) }
+        for guid in guids where try hasDelivery(guid) { stored.insert(guid) }
         return stored
     }
 
