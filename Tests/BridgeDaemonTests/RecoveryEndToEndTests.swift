@@ -141,6 +141,27 @@ struct RecoveryEndToEndTests {
         #expect(explained.contains("\(missed) of them came back through recovery"), "\(explained)")
     }
 
+    @Test("GitHub's rate limit spent: the sweep stops at its first 403, says when it resets, and sends nothing more")
+    func rateLimitRespected() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
+        github.setRateLimit(remaining: 0, resetIn: 3_600)
+        let logs = LineLog()
+        let daemon = try Self.start(
+            database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s")
+        // A quiet run for the lookups to want, too.
+        let (name, body) = PayloadEncoder.encode(RunScript(start: Date().timeIntervalSince1970).run("requested", at: 0))
+        #expect(github.deliver(event: name, body: body) == 202)
+        #expect(await DispatchEndToEndTests.eventually { logs.all.contains { $0.contains("rate limit is spent") } })
+        try await Task.sleep(for: .seconds(8))
+        await daemon.shutdown()
+        #expect(github.requests.count == 1, "\(github.requests.map(\.path))")
+        #expect(github.requests.first?.status == 403)
+        #expect(logs.all.contains { $0.contains("github.rate_limit_reset") })
+    }
+
     @Test("an App key file that is not a key stops the start, naming the file and what a key looks like")
     func badAppKey() throws {
         let directory = try Self.scratch()
