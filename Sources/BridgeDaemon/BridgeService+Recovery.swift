@@ -2,7 +2,7 @@ import BridgeCore
 import BridgeStore
 import Foundation
 
-/// What recovery (`RecoverySweeper`) reads from and writes to the store, on the store's queue. A
+/// What recovery (`GitHubRecovery`) reads from and writes to the store, on the store's queue. A
 /// store that cannot be read ends the sweep without recording it, so the next one reads the same
 /// stretch of the log again; the failure is logged.
 extension BridgeService {

@@ -41,7 +41,7 @@ public actor BridgeService {
     private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
 
     public let metrics: Metrics
-    /// What recovery from GitHub last did (`RecoverySweeper`), for the gauges and the status page.
+    /// What recovery from GitHub last did (`GitHubRecovery`), for the gauges and the status page.
     public nonisolated let recovery = RecoveryBoard()
 
     /// Checkpoints the WAL on its own thread; its progress is exported with the gauges.

@@ -137,16 +137,14 @@ public final class Daemon: @unchecked Sendable {
                         ["http.method": .string(method), "http.path": .string(path), "outcome": .string(outcome)])
                 }
             }
-            if !api.hooks.isEmpty {
-                let sweeper = RecoverySweeper(
-                    client: client, service: service, settings: api, logger: logger, metrics: counters,
-                    board: service.recovery, now: { Date().timeIntervalSince1970 })
-                services.append(LoopService("recovery", logger: logger) { await sweeper.run() })
-            }
-            let lookup = StaleRunLookup(
+            let recovery = GitHubRecovery(
                 client: client, service: service, settings: api, logger: logger, metrics: counters,
                 board: service.recovery, now: { Date().timeIntervalSince1970 })
-            services.append(LoopService("run lookups", logger: logger) { await lookup.run() })
+            if !api.hooks.isEmpty {
+                services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
+            }
+            services.append(
+                LoopService("run lookups", logger: logger) { await recovery.lookUpQuietRunsUntilCancelled() })
         }
         services.append(
             LoopService("retention", logger: logger) {

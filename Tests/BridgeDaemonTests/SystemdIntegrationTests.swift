@@ -71,20 +71,27 @@ struct SystemdIntegrationTests {
         }
     }
 
+    /// `serve` on the scratch directory's configuration, with `notify` as systemd's notify socket
+    /// and `environment` added to this process's.
+    static func serve(_ directory: String, notify: NotifySocket, environment extra: [String: String] = [:]) throws
+        -> Process
+    {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", "--config", directory + "/config.json"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+            .merging(extra) { $1 }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @Test("with NOTIFY_SOCKET the binary says READY=1, then STOPPING=1, and exits 0 on SIGTERM")
     func notifyProtocol() throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let notify = try NotifySocket(path: directory + "/notify.sock")
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--config", directory + "/config.json"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = notify.path
-        environment["WATCHDOG_USEC"] = "1000000"
-        process.environment = environment
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.serve(directory, notify: notify, environment: ["WATCHDOG_USEC": "1000000"])
         // Ready first, then (every half WATCHDOG_USEC) the keep-alive: wait for two of them, so the
         // watchdog is seen to repeat.
         let started = notify.messages(until: { $0.filter { $0 == "WATCHDOG=1" }.count >= 2 })
@@ -106,14 +113,7 @@ struct SystemdIntegrationTests {
             let directory = try Self.scratch()
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let notify = try NotifySocket(path: directory + "/notify.sock")
-            let process = Process()
-            process.executableURL = Self.binary
-            process.arguments = ["serve", "--config", directory + "/config.json"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["NOTIFY_SOCKET"] = notify.path
-            process.environment = environment
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Self.serve(directory, notify: notify)
             let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
             kill(process.processIdentifier, SIGTERM)
             let stopped = ChildProcess.wait(for: process, timeout: 20)
@@ -136,14 +136,7 @@ struct SystemdIntegrationTests {
             old.close()
         }
         let notify = try NotifySocket(path: directory + "/notify.sock")
-        let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = ["serve", "--config", directory + "/config.json"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["NOTIFY_SOCKET"] = notify.path
-        process.environment = environment
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.serve(directory, notify: notify)
         let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
         kill(process.processIdentifier, SIGTERM)
         #expect(ChildProcess.wait(for: process, timeout: 60), "exits after SIGTERM")

@@ -2,30 +2,23 @@ import BridgeCore
 import Foundation
 import GitHubClient
 
-/// Asks GitHub's API about runs that went quiet: a run in progress with no delivery for
+/// Lookups: asks GitHub's API about runs that went quiet: a run in progress with no delivery for
 /// `stale_after` is read (`GET …/runs/{id}/attempts/{n}` and its jobs) and the answer fed to the
 /// core as the deliveries GitHub would have sent (`APIObservation`), through the same ingest as
 /// webhooks, recorded with hook id `github-api`. A run whose `completed` delivery was lost so ends
 /// with GitHub's conclusion and times; one that goes on (a job waiting for a runner) starts its
 /// quiet period again. A lookup that fails leaves the run to `completion_grace`'s guess.
-struct StaleRunLookup: Sendable {
-    let client: GitHubAPIClient
-    let service: BridgeService
-    let settings: GitHubAPISettings
-    let logger: Logger
-    let metrics: Metrics
-    let board: RecoveryBoard
-    let now: @Sendable () -> Double
-
+extension GitHubRecovery {
     /// Runs looked up per round: each costs two requests of the hourly allowance.
-    static let perRound = 20
+    static let lookupsPerRound = 20
 
-    func run() async {
+    /// The lookups, until cancelled.
+    func lookUpQuietRunsUntilCancelled() async {
         let interval = GitHubAPISettings.lookupInterval(settings.staleAfter)
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(interval))
             let quiet = await service.quietRuns(
-                quietFor: Double(settings.staleAfter), at: now(), limit: Self.perRound)
+                quietFor: Double(settings.staleAfter), at: now(), limit: Self.lookupsPerRound)
             for key in quiet {
                 if Task.isCancelled { return }
                 if case .stop = await lookUp(key) { break }
@@ -33,7 +26,7 @@ struct StaleRunLookup: Sendable {
         }
     }
 
-    enum Outcome: Equatable {
+    enum LookupOutcome: Equatable {
         case applied(Int)
         case goesOn
         case failed
@@ -41,7 +34,7 @@ struct StaleRunLookup: Sendable {
         case stop
     }
 
-    func lookUp(_ key: RunKey) async -> Outcome {
+    func lookUp(_ key: RunKey) async -> LookupOutcome {
         let run: JSONValue
         let jobs: JSONValue
         do {

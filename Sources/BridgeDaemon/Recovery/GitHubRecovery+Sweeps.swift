@@ -2,23 +2,15 @@ import BridgeCore
 import Foundation
 import GitHubClient
 
-/// Asks GitHub to send again what it failed to deliver: at start, every `sweep_interval`, and a
+/// Sweeps: asks GitHub to send again what it failed to deliver: at start, every `sweep_interval`, and a
 /// minute after a sweep that found something missed (the listener was unreachable, so more may
 /// follow). Each sweep reads each hook's delivery log newest first, back to what the last sweep
 /// resolved (or GitHub's 3 days), and requests redeliveries as `RedeliveryPlan` says, at most
 /// `max_redeliveries_per_minute`, each counted in the store before it is sent. The redelivered
 /// request comes through `POST /webhook` like any other: verified, deduplicated, applied in order.
-struct RecoverySweeper: Sendable {
-    let client: GitHubAPIClient
-    let service: BridgeService
-    let settings: GitHubAPISettings
-    let logger: Logger
-    let metrics: Metrics
-    let board: RecoveryBoard
-    let now: @Sendable () -> Double
-
-    /// The loop: until cancelled.
-    func run() async {
+extension GitHubRecovery {
+    /// The sweeps, until cancelled.
+    func sweepUntilCancelled() async {
         var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
         while !Task.isCancelled {
             var missed = 0
@@ -37,7 +29,7 @@ struct RecoverySweeper: Sendable {
         }
     }
 
-    enum Outcome: Equatable {
+    enum SweepOutcome: Equatable {
         /// Read and resolved; this many missed deliveries were asked for.
         case swept(Int)
         /// GitHub's rate limit: not before then.
@@ -46,7 +38,7 @@ struct RecoverySweeper: Sendable {
     }
 
     /// One sweep of one hook.
-    func sweep(_ hook: GitHubAPISettings.Hook, pacing: inout Pacing) async -> Outcome {
+    func sweep(_ hook: GitHubAPISettings.Hook, pacing: inout Pacing) async -> SweepOutcome {
         let started = now()
         let name = hook.description
         let examined = await service.examinedThrough(hook: name)
@@ -122,7 +114,7 @@ struct RecoverySweeper: Sendable {
 
     /// Says why a sweep stopped, once per distinct reason (a refused credential repeats every
     /// sweep until someone fixes it; one line says what to fix).
-    private func failed(_ error: Error, hook: String) -> Outcome {
+    private func failed(_ error: Error, hook: String) -> SweepOutcome {
         metrics.add("github_sweeps_total", labels: ["outcome": "failed"])
         guard let failure = error as? GitHubAPIClient.Failure else { return .failed }
         if case .rateLimited(let until) = failure {
