@@ -48,11 +48,9 @@ static inline int pwb_constant_time_equal(const void *left, const void *right, s
     return CRYPTO_memcmp(left, right, length) == 0;
 }
 
-/*
- * The private key in a PEM document (PKCS#1 "RSA PRIVATE KEY", as GitHub hands out App keys, or
- * PKCS#8), or NULL when it is not one or not RSA. Free with pwb_private_key_free.
- */
-static inline EVP_PKEY *pwb_private_key_load(const void *pem, size_t length) {
+/* A key read from a PEM document in memory by `read` (one of libcrypto's PEM_read_bio_* for keys). */
+static inline EVP_PKEY *pwb_pem_key(const void *pem, size_t length,
+                                    EVP_PKEY *(*read)(BIO *, EVP_PKEY **, pem_password_cb *, void *)) {
     if (length > 0x7fffffff) {
         return NULL;
     }
@@ -60,8 +58,17 @@ static inline EVP_PKEY *pwb_private_key_load(const void *pem, size_t length) {
     if (bio == NULL) {
         return NULL;
     }
-    EVP_PKEY *key = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    EVP_PKEY *key = read(bio, NULL, NULL, NULL);
     BIO_free(bio);
+    return key;
+}
+
+/*
+ * The private key in a PEM document (PKCS#1 "RSA PRIVATE KEY", as GitHub hands out App keys, or
+ * PKCS#8), or NULL when it is not one or not RSA. Free with pwb_private_key_free.
+ */
+static inline EVP_PKEY *pwb_private_key_load(const void *pem, size_t length) {
+    EVP_PKEY *key = pwb_pem_key(pem, length, PEM_read_bio_PrivateKey);
     if (key != NULL && EVP_PKEY_base_id(key) != EVP_PKEY_RSA) {
         EVP_PKEY_free(key);
         return NULL;
@@ -71,16 +78,7 @@ static inline EVP_PKEY *pwb_private_key_load(const void *pem, size_t length) {
 
 /* The public key in a PEM document ("PUBLIC KEY"), or NULL. Free with pwb_private_key_free. */
 static inline EVP_PKEY *pwb_public_key_load(const void *pem, size_t length) {
-    if (length > 0x7fffffff) {
-        return NULL;
-    }
-    BIO *bio = BIO_new_mem_buf(pem, (int)length);
-    if (bio == NULL) {
-        return NULL;
-    }
-    EVP_PKEY *key = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
-    BIO_free(bio);
-    return key;
+    return pwb_pem_key(pem, length, PEM_read_bio_PUBKEY);
 }
 
 static inline void pwb_private_key_free(EVP_PKEY *key) {
