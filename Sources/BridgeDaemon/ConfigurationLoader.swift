@@ -59,6 +59,14 @@ public enum ConfigurationLoader {
         if let secrets = try secret("PUSHWARD_WEBHOOK_SECRETS", credential: "webhook_secrets", environment) {
             configuration.webhookSecrets = webhookSecrets(fromLines: secrets)
         }
+        // The App's key as a systemd credential (LoadCredential=github_app_private_key:/path): the
+        // file systemd hands over, readable by the service alone, wins over private_key_file.
+        if case .app(let id, _)? = configuration.githubAPI?.credential,
+            let directory = environment["CREDENTIALS_DIRECTORY"],
+            FileManager.default.fileExists(atPath: directory + "/github_app_private_key")
+        {
+            configuration.githubAPI?.credential = .app(id: id, privateKeyFile: directory + "/github_app_private_key")
+        }
         // Only for a `github.api` section: a token alone does not turn recovery on (see the warning).
         if configuration.githubAPI != nil,
             let token = try secret("PUSHWARD_GITHUB_TOKEN", credential: "github_token", environment), !token.isEmpty

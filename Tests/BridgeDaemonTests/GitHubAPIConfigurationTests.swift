@@ -57,6 +57,22 @@ struct GitHubAPIConfigurationTests {
         }
     }
 
+    @Test("an App's private key from the systemd credential github_app_private_key wins over private_key_file")
+    func appKeyCredential() throws {
+        let credentials = directory.appendingPathComponent("credentials")
+        try FileManager.default.createDirectory(at: credentials, withIntermediateDirectories: true)
+        let api = #"{"app_id": 5, "private_key_file": "/etc/pushward-bridge/app.pem", "hooks": ["app"]}"#
+        #expect(try load(api).githubAPI?.credential == .app(id: 5, privateKeyFile: "/etc/pushward-bridge/app.pem"))
+        #expect(
+            try load(api, environment: ["CREDENTIALS_DIRECTORY": credentials.path]).githubAPI?.credential
+                == .app(id: 5, privateKeyFile: "/etc/pushward-bridge/app.pem"), "no such credential: the file stays")
+        _ = FileManager.default.createFile(
+            atPath: credentials.appendingPathComponent("github_app_private_key").path, contents: Data("pem".utf8))
+        #expect(
+            try load(api, environment: ["CREDENTIALS_DIRECTORY": credentials.path]).githubAPI?.credential
+                == .app(id: 5, privateKeyFile: credentials.path + "/github_app_private_key"))
+    }
+
     @Test("no credential, or an unreadable private key, refuses the start naming the key; no hooks is a warning")
     func servingProblems() throws {
         let none = try load(#"{"hooks": ["orgs/acme/hooks/2"]}"#)
