@@ -50,7 +50,7 @@ enum ExplainCommand {
         if parsed.options["database"] == nil || parsed.options["config"] != nil,
             case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
         {
-            settings = configuration.activity
+            settings = configuration.engineSettings
         }
         return RunsCommand.withDatabase(parsed) { database in
             let attempts = try database.runAttempts(runID: runID)
