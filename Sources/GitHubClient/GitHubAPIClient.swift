@@ -69,8 +69,6 @@ public actor GitHubAPIClient {
     private let now: @Sendable () -> Double
     private let session: URLSession
     public private(set) var rateLimit: RateLimit?
-    /// Requests sent, by outcome (`ok`, `not_modified`, a status, `no_answer`), for `/metrics`.
-    public private(set) var requests: [String: Int] = [:]
     private var pausedUntil: Double = 0
     private var etags: [String: (etag: String, body: Data)] = [:]
     private var etagOrder: [String] = []
@@ -162,7 +160,6 @@ public actor GitHubAPIClient {
     }
 
     struct Answer {
-        var status: Int
         var body: Data
         var link: String?
     }
@@ -172,9 +169,7 @@ public actor GitHubAPIClient {
         return try await send(method, path, authorization: authorization)
     }
 
-    private func send(_ method: String, _ path: String, authorization: String, body: Data? = nil) async throws(Failure)
-        -> Answer
-    {
+    private func send(_ method: String, _ path: String, authorization: String) async throws(Failure) -> Answer {
         let time = now()
         if let reset = rateLimit?.resetsAt, rateLimit?.remaining == 0, reset > time {
             throw .rateLimited(until: reset)
@@ -189,10 +184,6 @@ public actor GitHubAPIClient {
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         let cached = method == "GET" ? etags[path] : nil
         if let cached { request.setValue(cached.etag, forHTTPHeaderField: "If-None-Match") }
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
         let data: Data
         let response: HTTPURLResponse
         do {
@@ -209,11 +200,11 @@ public actor GitHubAPIClient {
         switch status {
         case 304 where cached != nil:
             count("not_modified", method, path)
-            return Answer(status: 200, body: cached?.body ?? Data(), link: response.value(forHTTPHeaderField: "Link"))
+            return Answer(body: cached?.body ?? Data(), link: response.value(forHTTPHeaderField: "Link"))
         case 200..<300:
             count("ok", method, path)
             if method == "GET", let etag = response.value(forHTTPHeaderField: "ETag") { keep(etag, data, for: path) }
-            return Answer(status: status, body: data, link: response.value(forHTTPHeaderField: "Link"))
+            return Answer(body: data, link: response.value(forHTTPHeaderField: "Link"))
         default:
             count(String(status), method, path)
         }
@@ -253,7 +244,6 @@ public actor GitHubAPIClient {
     }
 
     private func count(_ outcome: String, _ method: String, _ path: String) {
-        requests[outcome, default: 0] += 1
         observer?(method, Self.pathWithoutQuery(path), outcome)
     }
 
@@ -263,14 +253,29 @@ public actor GitHubAPIClient {
         switch credential {
         case .token(let token):
             return "Bearer " + token
-        case .app(let id, let key):
-            guard let jwt = key.jwt(appID: id, at: now()) else { throw .failed("could not sign the App's JWT") }
-            guard case .account(let account, let repository) = owner else { return "Bearer " + jwt }
-            return "Bearer " + (try await installationToken(account: account, repository: repository, jwt: jwt))
+        case .app:
+            guard case .account(let account, let repository) = owner else { return "Bearer " + (try appJWT()) }
+            return "Bearer " + (try await installationToken(account: account, repository: repository))
         }
     }
 
-    private func installationToken(account: String, repository: String?, jwt: String) async throws(Failure) -> String {
+    /// A fresh JWT of the App: signed only when a call needs one (an RSA signature each).
+    private func appJWT() throws(Failure) -> String {
+        guard case .app(let id, let key) = credential, let jwt = key.jwt(appID: id, at: now()) else {
+            throw .failed("could not sign the App's JWT")
+        }
+        return jwt
+    }
+
+    /// The account's installation token: the one kept while it has 5 minutes left, else a new one
+    /// (the installation found once per account).
+    private func installationToken(account: String, repository: String?) async throws(Failure) -> String {
+        if let installation = installations[account], let cached = installationTokens[installation],
+            cached.expiresAt - 300 > now()
+        {
+            return cached.token
+        }
+        let jwt = try appJWT()
         let installation: Int
         if let known = installations[account] {
             installation = known
@@ -286,7 +291,6 @@ public actor GitHubAPIClient {
             installations[account] = id
             installation = id
         }
-        if let cached = installationTokens[installation], cached.expiresAt - 300 > now() { return cached.token }
         let path = "/app/installations/\(installation)/access_tokens"
         let answer = try await send("POST", path, authorization: "Bearer " + jwt)
         let document = try? JSONValue(parsing: answer.body)

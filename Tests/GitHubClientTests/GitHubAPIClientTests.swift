@@ -79,13 +79,20 @@ struct GitHubAPIClientTests {
     func etags() async throws {
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
         github.deliver(event: "workflow_run", body: Data(#"{"action":"completed"}"#.utf8))
-        let client = GitHubAPIClient(baseURL: github.baseURL, credential: .token("ghp_good"), version: "test")
+        let observed = LineLog()
+        let client = GitHubAPIClient(
+            baseURL: github.baseURL, credential: .token("ghp_good"), version: "test",
+            observer: { method, path, outcome in observed.append("\(method) \(path) \(outcome)") })
         let first = try await client.deliveries(of: Self.hook)
         let remaining = await client.rateLimit?.remaining
         let second = try await client.deliveries(of: Self.hook)
         #expect(first == second)
         #expect(await client.rateLimit?.remaining == remaining)
-        #expect(await client.requests == ["ok": 1, "not_modified": 1])
+        #expect(
+            observed.all == [
+                "GET /repos/acme/widgets/hooks/1/deliveries ok",
+                "GET /repos/acme/widgets/hooks/1/deliveries not_modified",
+            ])
         #expect(github.requests.map(\.status) == [200, 304])
         // A new delivery changes the page: a full answer again.
         github.deliver(event: "workflow_run", body: Data(#"{"action":"requested"}"#.utf8))
