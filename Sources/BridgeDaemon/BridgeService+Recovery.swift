@@ -7,13 +7,14 @@ import Foundation
 /// stretch of the log again; the failure is logged.
 extension BridgeService {
     /// Of `guids`, those stored; and what was asked of each before. Nil when the store failed.
-    func recoveryState(guids: Set<String>, at now: UnixTime) -> (
+    func recoveryState(guids: Set<String>) -> (
         stored: Set<String>, requested: [String: RedeliveryPlan.Requested]
     )? {
         do {
             let stored = try database.storedDeliveries(guids)
             let requested = try database.recoveryRequests(guids.subtracting(stored)).mapValues {
-                RedeliveryPlan.Requested(requests: $0.requests, lastAt: $0.lastRequestedAt)
+                RedeliveryPlan.Requested(
+                    requests: $0.requests, lastAt: $0.lastRequestedAt, givenUp: $0.givenUpAt != nil)
             }
             return (stored, requested)
         } catch {
@@ -32,6 +33,17 @@ extension BridgeService {
             try database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
         } catch {
             logger.warning("could not record a sweep; the next one reads further back", ["error": .string("\(error)")])
+        }
+    }
+
+    /// Records the GUIDs a sweep gave up on, so none is said again.
+    func recordGivenUp(_ deliveries: [HookDelivery], at now: UnixTime) {
+        do {
+            try database.write { database in
+                for delivery in deliveries { try database.recordGivenUp(delivery.guid, at: now) }
+            }
+        } catch {
+            logger.warning("could not record a delivery given up on; it is said again", ["error": .string("\(error)")])
         }
     }
 

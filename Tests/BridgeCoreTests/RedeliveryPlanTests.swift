@@ -42,20 +42,24 @@ struct RedeliveryPlanTests {
         #expect(plan.redeliver.map(\.guid) == ["run"])
     }
 
-    @Test("asked for recently: not again yet, still holding the sweep back; asked for the most times: given up")
+    @Test("asked for recently: not again yet, still holding the sweep back; asked for the most times: given up once")
     func requestedBefore() {
         let log = [
             Self.entry(1, "recent", ago: 900), Self.entry(2, "stale", ago: 800), Self.entry(3, "spent", ago: 1_000),
+            Self.entry(4, "last-in-flight", ago: 950), Self.entry(5, "said-before", ago: 2_000),
         ]
         let requested: [String: RedeliveryPlan.Requested] = [
             "recent": .init(requests: 1, lastAt: Self.now - RedeliveryPlan.retryAfter + 1),
             "stale": .init(requests: 2, lastAt: Self.now - RedeliveryPlan.retryAfter),
             "spent": .init(requests: RedeliveryPlan.maxRequests, lastAt: Self.now - 10_000),
+            // The last request may still arrive: not given up yet.
+            "last-in-flight": .init(requests: RedeliveryPlan.maxRequests, lastAt: Self.now - 60),
+            "said-before": .init(requests: RedeliveryPlan.maxRequests, lastAt: Self.now - 10_000, givenUp: true),
         ]
         let plan = RedeliveryPlan(log: log, stored: [], requested: requested, sweptAt: Self.now)
         #expect(plan.redeliver.map(\.guid) == ["stale"])
         #expect(plan.givenUp.map(\.guid) == ["spent"])
-        #expect(plan.examinedThrough == Self.now - 900, "the given-up one does not hold the sweep back")
+        #expect(plan.examinedThrough == Self.now - 950, "the waiting ones hold the sweep back, the given-up ones not")
     }
 
     @Test("with nothing missed the next sweep reads back only to this one's start")

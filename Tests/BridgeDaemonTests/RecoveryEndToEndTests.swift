@@ -23,11 +23,11 @@ struct RecoveryEndToEndTests {
     /// concluding, between two jobs, that the run ended with its last finished job.
     static func start(
         database: String, pushward: FakePushWardServer, github: FakeGitHubAPI?, logs: LineLog,
-        staleAfter: String = "1h"
+        staleAfter: String = "1h", hooks: String = #"["repos/acme/widgets/hooks/1"]"#
     ) throws -> Daemon {
         let api =
             github.map {
-                #", "api": {"url": "\#($0.baseURL)", "token": "\#(token)", "hooks": ["repos/acme/widgets/hooks/1"], "#
+                #", "api": {"url": "\#($0.baseURL)", "token": "\#(token)", "hooks": \#(hooks), "#
                     + #""sweep_interval": "30s", "max_redeliveries_per_minute": 600, "stale_after": "\#(staleAfter)"}"#
             } ?? ""
         let json = """
@@ -139,6 +139,32 @@ struct RecoveryEndToEndTests {
         #expect(!logs.all.contains { $0.contains(Self.token) })
         let explained = try Self.explain(script.runID, database: directory + "/bridge.sqlite")
         #expect(explained.contains("\(missed) of them came back through recovery"), "\(explained)")
+    }
+
+    @Test("with no hooks to sweep, a wrong token met by a run lookup is said plainly once, and on the page")
+    func wrongTokenWithoutHooks() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_a_different_token"))
+        let logs = LineLog()
+        let daemon = try Self.start(
+            database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s",
+            hooks: "[]")
+        let (name, body) = PayloadEncoder.encode(RunScript(start: Date().timeIntervalSince1970).run("requested", at: 0))
+        #expect(github.deliver(event: name, body: body) == 202)
+        #expect(await DispatchEndToEndTests.eventually { daemon.service.recovery.current.problem != nil })
+        // Two more lookup rounds: still one line.
+        try await Task.sleep(for: .seconds(6))
+        let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
+        await daemon.shutdown()
+        let said = logs.all.filter { $0.contains("recovery from GitHub failed") }
+        #expect(said.count == 1, "\(said)")
+        #expect(said.first?.contains("GitHub refused the credential (401)") == true)
+        #expect(said.first?.contains("check github.api's token") == true)
+        #expect(github.requests.filter { $0.status == 401 }.count >= 2, "a lookup each round, said once")
+        #expect(page.contains("GitHub refused the credential (401)"))
+        #expect(!logs.all.contains { $0.contains(Self.token) })
     }
 
     @Test("GitHub's rate limit spent: the sweep stops at its first 403, says when it resets, and sends nothing more")

@@ -29,6 +29,7 @@ struct QueryPlanTests {
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
     static let writers: Set<String> = [
         "insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt", "recordSweep", "recordRecoveryRequest",
+        "recordGivenUp",
     ]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)

@@ -6,16 +6,21 @@
 /// stored is never asked for again, even after a failed answer: a 2xx means durable, and a 400
 /// was recorded as malformed and would be refused again. Only `workflow_run` and `workflow_job`
 /// deliveries are asked for (the rest change no card), only while GitHub still keeps them, each
-/// GUID once per `retryAfter` and at most `maxRequests` times, oldest first.
+/// GUID once per `retryAfter` and at most `maxRequests` times, oldest first. A GUID whose last
+/// request went `retryAfter` unanswered is given up on once (`givenUp`, which the daemon records
+/// and says); after that it is left alone.
 public struct RedeliveryPlan: Sendable, Equatable {
     /// What the bridge asked of one GUID before (kept across sweeps and restarts).
     public struct Requested: Sendable, Equatable {
         public var requests: Int
         public var lastAt: UnixTime
+        /// Given up on by an earlier sweep (and said then).
+        public var givenUp: Bool
 
-        public init(requests: Int, lastAt: UnixTime) {
+        public init(requests: Int, lastAt: UnixTime, givenUp: Bool = false) {
             self.requests = requests
             self.lastAt = lastAt
+            self.givenUp = givenUp
         }
     }
 
@@ -34,7 +39,8 @@ public struct RedeliveryPlan: Sendable, Equatable {
 
     /// The attempts to redeliver now, oldest first: for each missed GUID its newest attempt.
     public var redeliver: [HookDelivery]
-    /// Missed GUIDs left alone: asked for `maxRequests` times already.
+    /// Missed GUIDs given up on by this sweep: asked for `maxRequests` times, the last
+    /// `retryAfter` ago, and never arrived.
     public var givenUp: [HookDelivery]
     /// The time up to which every delivery is resolved (stored, not ours, or given up): the next
     /// sweep reads back to it (less `overlap`). A missed delivery still waiting holds it back.
@@ -60,14 +66,15 @@ public struct RedeliveryPlan: Sendable, Equatable {
         var oldestWaiting: UnixTime?
         for (guid, attempt) in newestAttempt where !stored.contains(guid) {
             let asked = requested[guid]
-            if let asked, asked.requests >= Self.maxRequests {
+            if asked?.givenUp == true { continue }
+            let inFlight = asked.map { now - $0.lastAt < Self.retryAfter } ?? false
+            if let asked, !inFlight, asked.requests >= Self.maxRequests {
                 givenUp.append(attempt)
                 continue
             }
             let sent = firstSent[guid] ?? attempt.deliveredAt
             oldestWaiting = min(oldestWaiting ?? sent, sent)
-            if let asked, now - asked.lastAt < Self.retryAfter { continue }
-            due.append(attempt)
+            if !inFlight { due.append(attempt) }
         }
         let byAge: (HookDelivery, HookDelivery) -> Bool = {
             (firstSent[$0.guid] ?? 0, $0.id) < (firstSent[$1.guid] ?? 0, $1.id)

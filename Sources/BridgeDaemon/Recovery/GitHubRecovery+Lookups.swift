@@ -21,20 +21,14 @@ extension GitHubRecovery {
                 quietFor: Double(settings.staleAfter), at: now(), limit: Self.lookupsPerRound)
             for key in quiet {
                 if Task.isCancelled { return }
-                if case .stop = await lookUp(key) { break }
+                guard await lookUp(key) else { break }
             }
         }
     }
 
-    enum LookupOutcome: Equatable {
-        case applied(Int)
-        case goesOn
-        case failed
-        /// Stop this round (GitHub's rate limit, a refused credential).
-        case stop
-    }
-
-    func lookUp(_ key: RunKey) async -> LookupOutcome {
+    /// Looks one run up; false when the round stops there (GitHub's rate limit, a refused
+    /// credential: the next run would fail the same way).
+    func lookUp(_ key: RunKey) async -> Bool {
         let run: JSONValue
         let jobs: JSONValue
         do {
@@ -42,10 +36,16 @@ extension GitHubRecovery {
             jobs = try await client.jobs(repository: key.repository, runID: key.runID, attempt: key.attempt)
         } catch {
             metrics.add("github_run_lookups_total", labels: ["outcome": "failed"])
+            let run: [String: JSONValue] = [
+                "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
+            ]
             switch error {
-            case .rateLimited, .unauthorized:
-                board.update { $0.problem = error.description }
-                return .stop
+            case .rateLimited:
+                blocked(by: error, hint: "lookups wait for the reset", run)
+                return false
+            case .unauthorized:
+                blocked(by: error, hint: Self.credentialHint, run)
+                return false
             default:
                 logger.warning(
                     "could not look a quiet run up on GitHub; completion_grace decides if it never speaks again",
@@ -53,15 +53,16 @@ extension GitHubRecovery {
                         "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
                         "error": .string(error.description),
                     ])
-                return .failed
+                return true
             }
         }
+        unblocked()
         guard let observations = APIObservation.observations(run: run, jobs: jobs) else {
             metrics.add("github_run_lookups_total", labels: ["outcome": "unreadable"])
             logger.warning(
                 "GitHub's answer for a quiet run lacks its id, status or repository; completion_grace decides",
                 ["github.repository": .string(key.repository), "run.id": .number(Double(key.runID))])
-            return .failed
+            return true
         }
         let at = now()
         let deliveries = observations.map {
@@ -77,7 +78,7 @@ extension GitHubRecovery {
         await service.heardFromAPI(key, at: at)
         if applied == 0 {
             metrics.add("github_run_lookups_total", labels: ["outcome": "unchanged"])
-            return .goesOn
+            return true
         }
         metrics.add("github_run_lookups_total", labels: ["outcome": "applied"])
         logger.notice(
@@ -87,6 +88,6 @@ extension GitHubRecovery {
                 "run.attempt": .number(Double(key.attempt)), "applied": .number(Double(applied)),
                 "github.status": .string(run["status"]?.stringValue ?? ""),
             ])
-        return .applied(applied)
+        return true
     }
 }

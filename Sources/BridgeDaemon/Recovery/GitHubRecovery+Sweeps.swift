@@ -17,7 +17,7 @@ extension GitHubRecovery {
             var pause = Double(settings.sweepInterval)
             for hook in settings.hooks {
                 switch await sweep(hook, pacing: &pacing) {
-                case .swept(let found): missed += found
+                case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))
                 case .failed: break
                 }
@@ -62,9 +62,10 @@ extension GitHubRecovery {
             return failed(error, hook: name)
         }
         let guids = Set(log.lazy.filter { RedeliveryPlan.events.contains($0.event) }.map(\.guid))
-        guard let state = await service.recoveryState(guids: guids, at: started) else { return .failed }
+        guard let state = await service.recoveryState(guids: guids) else { return .failed }
         let plan = RedeliveryPlan(log: log, stored: state.stored, requested: state.requested, sweptAt: started)
-        for delivery in plan.givenUp where state.requested[delivery.guid]?.requests == RedeliveryPlan.maxRequests {
+        if !plan.givenUp.isEmpty { await service.recordGivenUp(plan.givenUp, at: started) }
+        for delivery in plan.givenUp {
             logger.error(
                 "asked GitHub to redeliver this delivery the most times allowed and it never arrived; not asked for again",
                 [
@@ -101,45 +102,32 @@ extension GitHubRecovery {
         let limit = await client.rateLimit
         board.update { standing in
             standing.redeliveriesRequested += asked
-            standing.givenUp = plan.givenUp.count
+            standing.givenUp += plan.givenUp.count
             standing.rateLimitRemaining = limit?.remaining
             standing.rateLimitLimit = limit?.limit
-            standing.problem = nil
         }
+        unblocked()
         logger.debug(
             "swept a hook's delivery log",
             ["github.hook": .string(name), "read": .number(Double(log.count)), "asked": .number(Double(asked))])
         return .swept(asked)
     }
 
-    /// Says why a sweep stopped, once per distinct reason (a refused credential repeats every
-    /// sweep until someone fixes it; one line says what to fix).
-    private func failed(_ error: Error, hook: String) -> SweepOutcome {
+    /// Why a sweep stopped, said once per distinct reason with what to fix (`blocked`).
+    private func failed(_ failure: GitHubAPIClient.Failure, hook: String) -> SweepOutcome {
         metrics.add("github_sweeps_total", labels: ["outcome": "failed"])
-        guard let failure = error as? GitHubAPIClient.Failure else { return .failed }
-        if case .rateLimited(let until) = failure {
-            logger.notice(
-                "GitHub's rate limit is spent; recovery waits for its reset",
-                ["github.hook": .string(hook), "github.rate_limit_reset": .string(GitHubTimestamp.format(until))])
-            return .wait(until: until)
-        }
         let hint: String
         switch failure {
-        case .unauthorized:
-            hint = "check github.api's token (or the App's id and private key): GitHub does not accept it"
+        case .rateLimited: hint = "the sweep waits for the reset"
+        case .unauthorized: hint = Self.credentialHint
         case .forbidden, .notFound:
             hint =
                 "the credential cannot read this hook's deliveries: a token needs admin:repo_hook (or the "
                 + "repository's Webhooks: read and write permission), an App the Webhooks permission; check the hook id"
-        default:
-            hint = "the sweep runs again at the next interval"
+        case .failed: hint = "the sweep runs again at the next interval"
         }
-        let problem = "\(failure.description) (\(hint))"
-        if board.current.problem != problem {
-            logger.error(
-                "recovery from GitHub failed", ["github.hook": .string(hook), "error": .string(problem)])
-        }
-        board.update { $0.problem = problem }
+        blocked(by: failure, hint: hint, ["github.hook": .string(hook)])
+        if case .rateLimited(let until) = failure { return .wait(until: until) }
         return .failed
     }
 

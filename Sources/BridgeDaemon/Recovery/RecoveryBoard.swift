@@ -28,6 +28,14 @@ public final class RecoveryBoard: @unchecked Sendable {
         lock.withLock { change(&standing) }
     }
 
+    /// Sets what stops recovery (nil: nothing); true when that changed, so it is said once.
+    func setProblem(_ problem: String?) -> Bool {
+        lock.withLock {
+            defer { standing.problem = problem }
+            return standing.problem != problem
+        }
+    }
+
     /// The recovery gauges (only with `github.api` configured: a zero would claim it runs).
     func gauges() -> [ServiceSnapshot.Gauge] {
         let standing = current

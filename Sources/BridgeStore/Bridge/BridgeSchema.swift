@@ -269,7 +269,8 @@ public enum BridgeSchema {
                     event TEXT NOT NULL,
                     requests INTEGER NOT NULL CHECK (requests >= 1),
                     first_requested_at REAL NOT NULL,
-                    last_requested_at REAL NOT NULL
+                    last_requested_at REAL NOT NULL,
+                    given_up_at REAL
                 );
                 CREATE INDEX recovery_requests_by_age ON recovery_requests (last_requested_at);
                 """),

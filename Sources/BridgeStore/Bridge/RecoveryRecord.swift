@@ -11,6 +11,8 @@ public struct RecoveryRequest: Sendable, Equatable {
     public var requests: Int
     public var firstRequestedAt: UnixTime
     public var lastRequestedAt: UnixTime
+    /// When the sweep gave up on it (asked for the most times, never arrived); nil while it may come.
+    public var givenUpAt: UnixTime?
 }
 
 /// `recovery_hooks` and `recovery_requests`: how far each hook's log was swept, and what was asked
@@ -45,7 +47,7 @@ extension BridgeDatabase {
         for guid in guids {
             let request = try connection.queryOne(
                 """
-                SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at
+                SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at, given_up_at
                 FROM recovery_requests WHERE guid = ?
                 """, [.text(guid)], Self.recoveryRequest)
             if let request { found[guid] = request }
@@ -57,7 +59,7 @@ extension BridgeDatabase {
     public func recentRecoveryRequests(limit: Int = 20) throws -> [RecoveryRequest] {
         try connection.query(
             """
-            SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at
+            SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at, given_up_at
             FROM recovery_requests ORDER BY last_requested_at DESC LIMIT ?
             """, [.integer(Int64(limit))], Self.recoveryRequest)
     }
@@ -75,10 +77,18 @@ extension BridgeDatabase {
             [.text(delivery.guid), .text(hook), .int(delivery.id), .text(delivery.event), .real(now), .real(now)])
     }
 
+    /// Records that the sweep gave up on `guid` (said once, then left alone).
+    public func recordGivenUp(_ guid: String, at now: UnixTime) throws {
+        try connection.run(
+            "UPDATE recovery_requests SET given_up_at = ? WHERE guid = ? AND given_up_at IS NULL",
+            [.real(now), .text(guid)])
+    }
+
     static func recoveryRequest(_ row: SQLiteRow) -> RecoveryRequest {
         RecoveryRequest(
             guid: row.string(0) ?? "", hook: row.string(1) ?? "", attemptID: row.int(2) ?? 0,
             event: row.string(3) ?? "",
-            requests: row.int(4) ?? 0, firstRequestedAt: row.double(5) ?? 0, lastRequestedAt: row.double(6) ?? 0)
+            requests: row.int(4) ?? 0, firstRequestedAt: row.double(5) ?? 0, lastRequestedAt: row.double(6) ?? 0,
+            givenUpAt: row.double(7))
     }
 }
