@@ -14,7 +14,9 @@ import HTTPClientSupport
 ///   a call fails at once with `.rateLimited(until:)` instead of spending a request GitHub would
 ///   refuse. A 403/429 with `Retry-After` (a secondary limit) does the same for that long.
 /// - **ETags.** A GET repeats the last `ETag` of the same URL; a 304 (which GitHub does not count
-///   against the limit) gives back the body kept with it. At most `etagCapacity` URLs are kept.
+///   against the limit) gives back the body kept with it. The bodies kept add up to at most
+///   `etagBudget` bytes, the oldest going first: the URLs that repeat are the first page of each
+///   hook's log and the runs being looked up, while cursor pages rarely do.
 /// - **Credentials.** A token is sent as it is. An App signs a JWT for `/app/…` calls and trades
 ///   it for an installation token for everything else (found per owner, kept until 5 minutes
 ///   before it expires). Neither ever appears in a log line, an error or a metric.
@@ -72,7 +74,8 @@ public actor GitHubAPIClient {
     private var pausedUntil: Double = 0
     private var etags: [String: (etag: String, body: Data)] = [:]
     private var etagOrder: [String] = []
-    private let etagCapacity = 256
+    private var etagBytes = 0
+    public static let etagBudget = 2 * 1024 * 1024
     private var installations: [String: Int] = [:]
     private var installationTokens: [Int: (token: String, expiresAt: Double)] = [:]
 
@@ -236,11 +239,18 @@ public actor GitHubAPIClient {
     }
 
     private func keep(_ etag: String, _ body: Data, for path: String) {
-        if etags[path] == nil {
-            etagOrder.append(path)
-            if etagOrder.count > etagCapacity { etags[etagOrder.removeFirst()] = nil }
+        guard body.count <= Self.etagBudget else { return }
+        if let old = etags[path] {
+            etagBytes -= old.body.count
+            etagOrder.removeAll { $0 == path }
         }
         etags[path] = (etag, body)
+        etagOrder.append(path)
+        etagBytes += body.count
+        while etagBytes > Self.etagBudget, !etagOrder.isEmpty {
+            let oldest = etagOrder.removeFirst()
+            etagBytes -= etags.removeValue(forKey: oldest)?.body.count ?? 0
+        }
     }
 
     private func count(_ outcome: String, _ method: String, _ path: String) {

@@ -99,6 +99,25 @@ struct GitHubAPIClientTests {
         #expect(try await client.deliveries(of: Self.hook).deliveries.count == 2)
     }
 
+    @Test("the bodies kept for ETags stay within their budget, the oldest going first")
+    func etagBudget() async throws {
+        let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
+        // Five runs whose answers are each 0.3 of the budget: the first two fall out.
+        let filler = String(repeating: "x", count: GitHubAPIClient.etagBudget * 3 / 10)
+        for id in 1...5 {
+            github.setRun(
+                repository: "acme/widgets", id: id, attempt: 1,
+                run: ["id": .number(Double(id)), "filler": .string(filler)],
+                jobs: ["total_count": 0, "jobs": []])
+        }
+        let client = GitHubAPIClient(baseURL: github.baseURL, credential: .token("ghp_good"), version: "test")
+        for id in 1...5 { _ = try await client.run(repository: "acme/widgets", id: id, attempt: 1) }
+        _ = try await client.run(repository: "acme/widgets", id: 5, attempt: 1)
+        _ = try await client.run(repository: "acme/widgets", id: 1, attempt: 1)
+        let statuses = github.requests.suffix(2).map(\.status)
+        #expect(statuses == [304, 200], "the newest kept, the oldest asked for in full")
+    }
+
     @Test("a spent rate limit stops calls until its reset, without sending them")
     func rateLimit() async throws {
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
