@@ -64,6 +64,11 @@ struct RecoveryEndToEndTests {
         }
     }
 
+    /// Live Activity updates PushWard took (every 2xx POST and PATCH costs one of the month's).
+    static func updates(_ pushward: FakePushWardServer) -> Int {
+        pushward.requests.filter { ["POST", "PATCH"].contains($0.method) && (200..<300).contains($0.status) }.count
+    }
+
     /// The card as PushWard ended up with it, without what differs between two daemons by
     /// nature (the times PushWard stamped).
     static func finalCard(_ pushward: FakePushWardServer) -> JSONValue? {
@@ -118,12 +123,21 @@ struct RecoveryEndToEndTests {
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
         try await Task.sleep(for: .milliseconds(300))
+        let spentAtEnd = Self.updates(pushward)
+        try await Task.sleep(for: .seconds(2))
         let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
         await daemon.shutdown()
+        #expect(Self.updates(pushward) == spentAtEnd, "nothing more is sent once the run ended")
 
         #expect(page.contains("<span id=\"redeliveries\">\(events.count - split)</span> redeliveries asked for"))
         #expect(Self.finalCard(pushward) == Self.finalCard(controlPushWard))
         #expect(pushward.violations.isEmpty, "\(pushward.violations)")
+        // Recovery costs what the deliveries cost, nothing on top: at most one update per delivery
+        // (every change is pushed here, so how many depends on how they group), the create and the
+        // end.
+        let spent = Self.updates(pushward)
+        #expect((3...events.count + 2).contains(spent), "\(spent) updates for \(events.count) deliveries")
+        #expect((3...events.count + 2).contains(Self.updates(controlPushWard)))
         // Each missed delivery asked for once, in order, and each arrived once.
         let missed = events.count - split
         let redelivered = github.log.filter(\.redelivery)
