@@ -1,5 +1,6 @@
 import BridgeCore
 import Foundation
+import GitHubClient
 
 /// Builds the effective configuration: the JSON file, then `PUSHWARD_*` environment variables,
 /// then secrets from `*_FILE` paths and systemd credentials (`$CREDENTIALS_DIRECTORY`).
@@ -139,12 +140,13 @@ public enum ConfigurationLoader {
                         key: "github.api",
                         problem: "no credential to call GitHub with: set token (or PUSHWARD_GITHUB_TOKEN, its _FILE "
                             + "or the github_token credential), or app_id with private_key_file"))
-            case .app(_, let file)? where !FileManager.default.isReadableFile(atPath: file):
-                problems.append(
-                    ConfigurationError(
-                        key: "github.api.private_key_file",
-                        problem: "cannot read \(file): the GitHub App's private key (the .pem GitHub gave you)"))
-            default:
+            case .app(_, let file)?:
+                do {
+                    _ = try appKey(file: file)
+                } catch {
+                    problems.append(error)
+                }
+            case .token?:
                 break
             }
         }
@@ -156,6 +158,21 @@ public enum ConfigurationLoader {
                         + "(admin_token, PUSHWARD_ADMIN_TOKEN or the admin_token credential)"))
         }
         return problems
+    }
+
+    /// The GitHub App's private key in `file`; a file that cannot be read or is not a key is a
+    /// problem naming it (`check-config` and the start say the same).
+    public static func appKey(file: String) throws(ConfigurationError) -> GitHubAppKey {
+        guard let pem = FileManager.default.contents(atPath: file) else {
+            throw ConfigurationError(
+                key: "github.api.private_key_file",
+                problem: "cannot read \(file): the GitHub App's private key (the .pem GitHub gave you)")
+        }
+        do {
+            return try GitHubAppKey(pem: pem)
+        } catch {
+            throw ConfigurationError(key: "github.api.private_key_file", problem: "\(file) \(error.description)")
+        }
     }
 
     /// Why `secret` must not verify deliveries, or nil. An empty secret made every body "signed"

@@ -220,14 +220,7 @@ public final class Daemon: @unchecked Sendable {
         case .token(let token)?:
             credential = .token(token)
         case .app(let id, let file)?:
-            guard let pem = FileManager.default.contents(atPath: file) else {
-                throw ConfigurationError(key: "github.api.private_key_file", problem: "cannot read \(file)")
-            }
-            do {
-                credential = .app(id: id, key: try GitHubAppKey(pem: pem))
-            } catch {
-                throw ConfigurationError(key: "github.api.private_key_file", problem: "\(file) \(error.description)")
-            }
+            credential = .app(id: id, key: try ConfigurationLoader.appKey(file: file))
         case nil:
             throw ConfigurationError(key: "github.api", problem: "no credential to call GitHub with")
         }

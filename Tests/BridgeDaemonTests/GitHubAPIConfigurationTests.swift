@@ -82,6 +82,14 @@ struct GitHubAPIConfigurationTests {
         let problems = ConfigurationLoader.servingProblems(app)
         #expect(problems.map(\.key) == ["github.api.private_key_file"])
         #expect(problems.first?.problem.contains(missingKey) == true)
+        // Readable, but a certificate: check-config says so before the start would.
+        let certificate = directory.appendingPathComponent("cert.pem").path
+        _ = FileManager.default.createFile(
+            atPath: certificate, contents: Data("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8))
+        let notAKey = ConfigurationLoader.servingProblems(
+            try load(#"{"app_id": 7, "private_key_file": "\#(certificate)", "hooks": ["app"]}"#))
+        #expect(notAKey.map(\.key) == ["github.api.private_key_file"])
+        #expect(notAKey.first?.problem.contains("BEGIN RSA PRIVATE KEY") == true)
         let noHooks = try load(#"{"token": "t"}"#)
         #expect(ConfigurationLoader.servingProblems(noHooks).isEmpty)
         #expect(ConfigurationLoader.servingWarnings(noHooks).contains { $0.contains("github.api lists no hooks") })
