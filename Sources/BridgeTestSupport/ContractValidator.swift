@@ -250,7 +250,11 @@ public enum ContractValidator {
         if let foreground = members["foreground"], foreground.boolValue == nil {
             check.fail(field + ".foreground", "must be a boolean")
         }
-        check.string(members["method"], field + ".method", maxCharacters: nil)
+        if let method = check.string(members["method"], field + ".method", maxCharacters: nil),
+            !NotificationContract.actionMethods.contains(method)
+        {
+            check.fail(field + ".method", "must be one of \(NotificationContract.actionMethods.sorted())")
+        }
     }
 
     private static func checkLiveWindow(_ content: [String: JSONValue], at now: UnixTime?, into check: inout Checker) {

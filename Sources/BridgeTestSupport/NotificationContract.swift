@@ -47,6 +47,87 @@ public enum NotificationContract {
         if let target = object["target"] {
             if let problem = targetProblem(target) { fail("target", problem) }
         }
+        if let actions = object["actions"] {
+            for (field, rule) in actionProblems(actions) { fail(field, rule) }
+        }
+        return found
+    }
+
+    /// The HTTP methods an action may name (`NotificationAction.method`).
+    public static let actionMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
+    static let actionMembers: Set<String> = [
+        "id", "title", "icon", "url", "method", "headers", "body", "foreground", "destructive",
+        "authentication_required", "text_input", "text_input_placeholder", "text_input_button_title",
+    ]
+
+    /// `actions`: at most 10 objects, ids unique; each member as `NotificationAction` states it.
+    /// A custom-scheme url takes no method, headers or body; a foreground http url must be https.
+    static func actionProblems(_ value: JSONValue) -> [(String, String)] {
+        guard let list = value.arrayValue else { return [("actions", "must be an array")] }
+        var found: [(String, String)] = []
+        if list.count > 10 { found.append(("actions", "must hold at most 10 actions")) }
+        var ids: Set<String> = []
+        for (index, element) in list.enumerated() {
+            let field = "actions[\(index)]"
+            guard let action = element.objectValue else {
+                found.append((field, "must be an object"))
+                continue
+            }
+            func text(_ key: String, _ range: ClosedRange<Int>, required: Bool = false) {
+                guard let value = action[key] else {
+                    if required { found.append((field + "." + key, "required")) }
+                    return
+                }
+                guard let string = value.stringValue else {
+                    return found.append((field + "." + key, "must be a string"))
+                }
+                if !range.contains(string.unicodeScalars.count) {
+                    found.append((field + "." + key, "must be \(range.lowerBound)–\(range.upperBound) characters"))
+                }
+            }
+            for key in action.keys.sorted() where !actionMembers.contains(key) {
+                found.append((field + "." + key, "unknown member"))
+            }
+            text("id", 1...64, required: true)
+            text("title", 1...64, required: true)
+            text("icon", 0...64)
+            text("body", 0...1_024)
+            text("text_input_placeholder", 0...64)
+            text("text_input_button_title", 0...64)
+            if let id = action["id"]?.stringValue, !ids.insert(id).inserted {
+                found.append((field + ".id", "duplicate id \(id)"))
+            }
+            for key in ["foreground", "destructive", "authentication_required", "text_input"] {
+                if let flag = action[key], flag.boolValue == nil {
+                    found.append((field + "." + key, "must be a boolean"))
+                }
+            }
+            if let method = action["method"], !(method.stringValue.map(actionMethods.contains) ?? false) {
+                found.append((field + ".method", "must be one of \(actionMethods.sorted())"))
+            }
+            if let headers = action["headers"] {
+                if let map = headers.objectValue, map.values.allSatisfy({ $0.stringValue != nil }) {
+                    let size = map.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+                    if size > 1_024 { found.append((field + ".headers", "must total at most 1 KB")) }
+                } else {
+                    found.append((field + ".headers", "must be an object of strings"))
+                }
+            }
+            if let url = action["url"] {
+                if let problem = urlProblem(url.stringValue) {
+                    found.append((field + ".url", problem))
+                } else if let string = url.stringValue {
+                    let scheme = string.prefix { $0 != ":" }.lowercased()
+                    let web = scheme == "http" || scheme == "https"
+                    if !web, ["method", "headers", "body"].contains(where: { action[$0] != nil }) {
+                        found.append((field + ".url", "a custom scheme takes no method, headers or body"))
+                    }
+                    if web, action["foreground"]?.boolValue == true, scheme != "https" {
+                        found.append((field + ".foreground", "opening a page needs https"))
+                    }
+                }
+            }
+        }
         return found
     }
 

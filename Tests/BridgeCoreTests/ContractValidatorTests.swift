@@ -407,6 +407,7 @@ import Testing
             ]),
         Breach("url_action.foreground", "url_action", ["url": "https://x.y", "foreground": "yes"]),
         Breach("url_action.target", "url_action", ["url": "https://x.y", "target": "_blank"]),
+        Breach("secondary_url_action.method", "secondary_url_action", ["url": "https://x.y", "method": "SEND"]),
         Breach("secondary_url_action.url", "secondary_url_action", ["url": "https://exa mple.com"]),
         Breach("tap_action", "tap_action", [1]),
         Breach("compact_label", "compact_label", "12345"), Breach("compact_label", "compact_label", 12),

@@ -23,6 +23,16 @@ struct NotificationContractTests {
             "collapse_id": .string(String(repeating: "c", count: 64)), "url": "https://github.com/a/b/actions/runs/1",
             "activity_slug": "gh-1", "source": "pushward-bridge", "source_display_name": "GitHub Actions",
             "target": ["members": ["usr_1"], "groups": ["payments"]],
+            "actions": [
+                [
+                    "id": "approve", "title": "Approve", "url": "https://hooks.example.com/actions/abc",
+                    "method": "POST", "authentication_required": true,
+                ],
+                [
+                    "id": "reject", "title": "Reject", "url": "https://hooks.example.com/actions/def",
+                    "destructive": true,
+                ],
+            ],
         ]
         #expect(NotificationContract.violations(full).isEmpty)
     }
@@ -46,6 +56,37 @@ struct NotificationContractTests {
             (Self.with("target", ["members": .array(Array(repeating: "u", count: 101))]), "target"),
             (Self.with("target", ["teams": ["x"]]), "target"),
             (Self.with("image", "https://x/y.png"), "image"),
+            (Self.with("actions", "approve"), "actions"),
+            (Self.with("actions", .array(Array(repeating: ["id": "a", "title": "A"], count: 11))), "actions"),
+            (Self.with("actions", [["title": "A"]]), "actions[0].id"),
+            (Self.with("actions", [["id": "a"]]), "actions[0].title"),
+            (
+                Self.with("actions", [["id": "a", "title": .string(String(repeating: "x", count: 65))]]),
+                "actions[0].title"
+            ),
+            (Self.with("actions", [["id": "a", "title": "A"], ["id": "a", "title": "B"]]), "actions[1].id"),
+            (
+                Self.with("actions", [["id": "a", "title": "A", "url": "https://h/x", "method": "SEND"]]),
+                "actions[0].method"
+            ),
+            (Self.with("actions", [["id": "a", "title": "A", "url": "javascript:x"]]), "actions[0].url"),
+            (Self.with("actions", [["id": "a", "title": "A", "url": "app://x", "method": "POST"]]), "actions[0].url"),
+            (
+                Self.with("actions", [["id": "a", "title": "A", "authentication_required": "yes"]]),
+                "actions[0].authentication_required"
+            ),
+            (Self.with("actions", [["id": "a", "title": "A", "kind": "webhook"]]), "actions[0].kind"),
+            (
+                Self.with(
+                    "actions", [["id": "a", "title": "A", "body": .string(String(repeating: "x", count: 1_025))]]),
+                "actions[0].body"
+            ),
+            (
+                Self.with(
+                    "actions",
+                    [["id": "a", "title": "A", "headers": ["X": .string(String(repeating: "x", count: 1_024))]]]),
+                "actions[0].headers"
+            ),
         ]
         for (body, field) in cases {
             #expect(NotificationContract.violations(body).map(\.field).contains(field), "\(field): \(body)")
