@@ -37,6 +37,26 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         public var status: Int
     }
 
+    /// One call that acts on a run (re-run, cancel, review), with its JSON body when it had one.
+    public struct ActionCall: Sendable, Equatable {
+        public var method: String
+        public var path: String
+        public var body: JSONValue?
+    }
+
+    /// An environment a run waits on, as `GET …/pending_deployments` lists it.
+    public struct PendingDeployment: Sendable {
+        public var id: Int
+        public var name: String
+        public var canApprove: Bool
+
+        public init(id: Int, name: String, canApprove: Bool = true) {
+            self.id = id
+            self.name = name
+            self.canApprove = canApprove
+        }
+    }
+
     public enum Credentials: Sendable {
         case token(String)
         /// An App: JWTs must verify against `publicKeyPEM` and name `appID`; installation `42`.
@@ -56,6 +76,9 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var installationTokens: Set<String> = []
     private var rateLimit = (limit: 5_000, remaining: 5_000, reset: 0.0)
     private var received: [Received] = []
+    private var actionCalls: [ActionCall] = []
+    private var pending: [String: [PendingDeployment]] = [:]
+    private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
     public private(set) var port = 0
 
@@ -101,6 +124,20 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             jobs["\(repository)#\(id)#\(attempt)"] = list
         }
     }
+
+    /// What `GET …/runs/{id}/pending_deployments` lists for the run.
+    public func setPendingDeployments(repository: String, runID: Int, _ deployments: [PendingDeployment]) {
+        lock.withLock { pending["\(repository)#\(runID)"] = deployments }
+    }
+
+    /// Every acting call (re-run, cancel, review) answers `status` with `message` from now on, as
+    /// GitHub does for a credential without the permission (403) or a run in the wrong state (409).
+    public func refuseActions(status: Int, message: String) {
+        lock.withLock { actionRefusal = (status, message) }
+    }
+
+    /// The acting calls received so far, in order (a refused one too): re-runs, cancels, reviews.
+    public var actions: [ActionCall] { lock.withLock { actionCalls } }
 
     /// Run lookups answered so far (`GET …/actions/runs/…`), for tests that count them.
     public var runLookups: Int {
@@ -238,6 +275,23 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             lock.withLock { _ = installationTokens.insert(token) }
             let expires = Date().addingTimeInterval(3_600)
             return .json(201, ["token": .string(token), "expires_at": .string(Self.timestamp(expires))])
+        case ("POST", 7) where parts[0] == "repos" && parts[4] == "runs" && parts[6] == "rerun-failed-jobs",
+            ("POST", 7) where parts[0] == "repos" && parts[4] == "runs" && parts[6] == "cancel",
+            ("POST", 7) where parts[0] == "repos" && parts[4] == "runs" && parts[6] == "pending_deployments":
+            return act(
+                request, path: path, repository: "\(parts[1])/\(parts[2])", runID: Int(parts[5]) ?? -1, verb: parts[6])
+        case ("GET", 7) where parts[0] == "repos" && parts[4] == "runs" && parts[6] == "pending_deployments":
+            let list = lock.withLock { pending["\(parts[1])/\(parts[2])#\(parts[5])"] ?? [] }
+            return .json(
+                200,
+                .array(
+                    list.map { deployment in
+                        [
+                            "environment": ["id": .number(Double(deployment.id)), "name": .string(deployment.name)],
+                            "wait_timer": 0, "current_user_can_approve": .bool(deployment.canApprove),
+                            "reviewers": [],
+                        ]
+                    }))
         case ("GET", 8)
         where parts[0] == "repos" && parts[3] == "actions" && parts[4] == "runs" && parts[6] == "attempts":
             let key = "\(parts[1])/\(parts[2])#\(parts[5])#\(parts[7])"
@@ -247,6 +301,34 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             return lock.withLock { jobs[key] }.map { .json(200, $0) } ?? message(404, "Not Found")
         default:
             return message(404, "Not Found")
+        }
+    }
+
+    /// A re-run (201), a cancel (202) or a review (200), recorded; a review's body is checked as
+    /// GitHub does (422 without environment ids it waits on, a state or a comment).
+    private func act(_ request: HTTPRequest, path: String, repository: String, runID: Int, verb: String) -> HTTPResponse
+    {
+        let body = request.body.isEmpty ? nil : try? JSONValue(parsing: request.body)
+        let refusal = lock.withLock { () -> (status: Int, message: String)? in
+            actionCalls.append(ActionCall(method: request.method, path: path, body: body))
+            return actionRefusal
+        }
+        if let refusal { return message(refusal.status, refusal.message) }
+        switch verb {
+        case "rerun-failed-jobs": return .json(201, [:])
+        case "cancel": return .json(202, [:])
+        default:
+            let waiting = Set(lock.withLock { pending["\(repository)#\(runID)"] ?? [] }.map(\.id))
+            guard let ids = body?["environment_ids"]?.arrayValue?.compactMap(\.intValue), !ids.isEmpty,
+                ids.allSatisfy(waiting.contains)
+            else { return message(422, "environment_ids must name environments the run waits on") }
+            guard let state = body?["state"]?.stringValue, ["approved", "rejected"].contains(state) else {
+                return message(422, "state must be approved or rejected")
+            }
+            guard let comment = body?["comment"]?.stringValue, !comment.isEmpty else {
+                return message(422, "comment is required")
+            }
+            return .json(200, [])
         }
     }
 

@@ -35,8 +35,23 @@ public actor GitHubAPIClient {
         case notFound(String)
         /// Wait until then (seconds since 1970) before calling again.
         case rateLimited(until: Double)
+        /// Another 4xx: GitHub understood and would not (409 a run already finished, 422 a state
+        /// that does not allow it).
+        case refused(status: Int, String)
         /// No answer, an unexpected status, or a body that is not what GitHub sends.
         case failed(String)
+
+        /// GitHub's status code, when it answered with one.
+        public var status: Int? {
+            switch self {
+            case .unauthorized: 401
+            case .forbidden: 403
+            case .notFound: 404
+            case .rateLimited: 429
+            case .refused(let status, _): status
+            case .failed: nil
+            }
+        }
 
         public var description: String {
             switch self {
@@ -44,6 +59,7 @@ public actor GitHubAPIClient {
             case .forbidden(let detail): "GitHub refused the request (403): \(detail)"
             case .notFound(let detail): "GitHub has no such thing, or the credential cannot see it (404): \(detail)"
             case .rateLimited(let until): "GitHub's rate limit is spent until \(Int(until))"
+            case .refused(let status, let detail): "GitHub refused the request (\(status)): \(detail)"
             case .failed(let detail): detail
             }
         }
@@ -135,6 +151,58 @@ public actor GitHubAPIClient {
             owner: Self.owner(of: repository))
     }
 
+    // MARK: Acting on a run (`actions`)
+
+    /// `POST …/runs/{id}/rerun-failed-jobs` (201): a new attempt of the failed jobs and their dependents.
+    public func rerunFailedJobs(repository: String, runID: Int) async throws(Failure) {
+        _ = try await call(
+            "POST", "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/rerun-failed-jobs",
+            as: Self.owner(of: repository))
+    }
+
+    /// `POST …/runs/{id}/cancel` (202).
+    public func cancel(repository: String, runID: Int) async throws(Failure) {
+        _ = try await call(
+            "POST", "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/cancel", as: Self.owner(of: repository))
+    }
+
+    /// One environment a run waits on, from `GET …/runs/{id}/pending_deployments`.
+    public struct PendingDeployment: Sendable, Equatable {
+        public var environmentID: Int
+        public var environmentName: String
+        /// Whether the credential's user may review it (`current_user_can_approve`).
+        public var canApprove: Bool
+    }
+
+    /// The environments the run waits on for a review.
+    public func pendingDeployments(repository: String, runID: Int) async throws(Failure) -> [PendingDeployment] {
+        let path = "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/pending_deployments"
+        let answer = try await call("GET", path, as: Self.owner(of: repository))
+        guard let list = (try? JSONValue(parsing: answer.body))?.arrayValue else {
+            throw .failed("GitHub's answer to GET \(path) is not a JSON array")
+        }
+        return list.compactMap { entry in
+            guard let environment = entry["environment"], let id = environment["id"]?.intValue else { return nil }
+            return PendingDeployment(
+                environmentID: id, environmentName: environment["name"]?.stringValue ?? "",
+                canApprove: entry["current_user_can_approve"]?.boolValue ?? false)
+        }
+    }
+
+    /// `POST …/runs/{id}/pending_deployments`: approves or rejects the run's deployments to
+    /// `environmentIDs`, with the comment GitHub requires.
+    public func reviewDeployments(
+        repository: String, runID: Int, environmentIDs: [Int], approve: Bool, comment: String
+    ) async throws(Failure) {
+        let body: JSONValue = [
+            "environment_ids": .array(environmentIDs.map { .number(Double($0)) }),
+            "state": .string(approve ? "approved" : "rejected"), "comment": .string(comment),
+        ]
+        _ = try await call(
+            "POST", "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/pending_deployments",
+            as: Self.owner(of: repository), body: Data(body.canonicalString.utf8))
+    }
+
     private func json(_ path: String, owner: Owner) async throws(Failure) -> JSONValue {
         let answer = try await call("GET", path, as: owner)
         guard let value = try? JSONValue(parsing: answer.body), value.objectValue != nil else {
@@ -167,12 +235,16 @@ public actor GitHubAPIClient {
         var link: String?
     }
 
-    private func call(_ method: String, _ path: String, as owner: Owner) async throws(Failure) -> Answer {
+    private func call(_ method: String, _ path: String, as owner: Owner, body: Data? = nil) async throws(Failure)
+        -> Answer
+    {
         let authorization = try await self.authorization(for: owner)
-        return try await send(method, path, authorization: authorization)
+        return try await send(method, path, authorization: authorization, body: body)
     }
 
-    private func send(_ method: String, _ path: String, authorization: String) async throws(Failure) -> Answer {
+    private func send(_ method: String, _ path: String, authorization: String, body: Data? = nil) async throws(Failure)
+        -> Answer
+    {
         let time = now()
         if let reset = rateLimit?.resetsAt, rateLimit?.remaining == 0, reset > time {
             throw .rateLimited(until: reset)
@@ -185,6 +257,10 @@ public actor GitHubAPIClient {
         request.setValue("application/vnd.github+json", forHTTPHeaderField: "Accept")
         request.setValue("2022-11-28", forHTTPHeaderField: "X-GitHub-Api-Version")
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        if let body {
+            request.httpBody = body
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         let cached = method == "GET" ? etags[path] : nil
         if let cached { request.setValue(cached.etag, forHTTPHeaderField: "If-None-Match") }
         let data: Data
@@ -226,6 +302,7 @@ public actor GitHubAPIClient {
         case 401: throw .unauthorized(detail)
         case 403: throw .forbidden(detail)
         case 404: throw .notFound(detail)
+        case 400..<500: throw .refused(status: status, detail)
         default: throw .failed("GitHub answered \(status) to \(detail)")
         }
     }

@@ -124,7 +124,7 @@ extension GitHubRecovery {
             hint =
                 "the credential cannot read this hook's deliveries: a token needs admin:repo_hook (or the "
                 + "repository's Webhooks: read and write permission), an App the Webhooks permission; check the hook id"
-        case .failed: hint = "the sweep runs again at the next interval"
+        case .refused, .failed: hint = "the sweep runs again at the next interval"
         }
         blocked(by: failure, hint: hint, ["github.hook": .string(hook)])
         if case .rateLimited(let until) = failure { return .wait(until: until) }
