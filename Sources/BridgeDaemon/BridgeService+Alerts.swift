@@ -19,7 +19,7 @@ extension BridgeService {
     /// The runs that finished by the grace period in `dueRequests` had no history to ask whether
     /// a success fixed something: planned now, with the store's.
     func planAlertsOfFinishedRuns() {
-        guard configuration.alerts.isEnabled else { return }
+        guard configuration.sendsNotifications else { return }
         do {
             try engine.planAlerts(history: StoreHistory(database))
         } catch {
@@ -201,7 +201,7 @@ extension BridgeService {
     /// reset rather than spend a refused POST each (the same pause a 429 `quota.exceeded` with
     /// `kind: notifications` sets). Cards are counted on their own quota and go on.
     func noteNotificationUsage(_ usage: PushWardUsage, at now: UnixTime) {
-        guard configuration.alerts.isEnabled, let limit = usage.notificationsLimit, usage.notificationsUsed >= limit
+        guard configuration.sendsNotifications, let limit = usage.notificationsLimit, usage.notificationsUsed >= limit
         else { return }
         pauseAlerts(
             until: max(usage.quotaResetsAt ?? now + 3_600, now + 60),

@@ -33,6 +33,8 @@ public actor BridgeService {
     var alerts = AlertQueueState()
     /// Whether the configuration has alerts at all: the dispatcher asks on every turn.
     public nonisolated let sendsAlerts: Bool
+    /// Whether requests may carry buttons whose tokens are minted as they go out (`actions`).
+    public nonisolated let sendsButtons: Bool
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -62,9 +64,10 @@ public actor BridgeService {
         self.database = database
         self.engine = Self.configured(engine, configuration)
         self.configuration = configuration
-        self.sendsAlerts = configuration.alerts.isEnabled
+        self.sendsAlerts = configuration.sendsNotifications
+        self.sendsButtons = configuration.actions != nil
         self.logger = logger
-        self.alerts.nextDue = configuration.alerts.isEnabled ? ((try? database.nextAlertDue()) ?? nil) : nil
+        self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
     }
 
     /// Records and applies a verified delivery; `completion` gets the answer, on the store's
@@ -285,6 +288,7 @@ public actor BridgeService {
     private static func configured(_ engine: BridgeEngine, _ configuration: BridgeConfiguration) -> BridgeEngine {
         var engine = engine
         engine.alertSettings = configuration.alerts
+        engine.actionSettings = configuration.actions
         engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         return engine
@@ -596,6 +600,8 @@ public actor BridgeService {
             "retention.activities": .number(Double(pass.activities)),
             "retention.step_history_runs": .number(Double(pass.stepHistoryRuns)),
             "retention.recovery_requests": .number(Double(pass.recoveryRequests)),
+            "retention.action_tokens": .number(Double(pass.actionTokens)),
+            "retention.actions": .number(Double(pass.actions)),
             "retention.pages_released": .number(Double(pass.pagesReleased)),
         ]
         if pass.removedAnything {

@@ -72,15 +72,35 @@ public final class Daemon: @unchecked Sendable {
         let now = Date().timeIntervalSince1970
         let engine = try database.loadEngine(
             settings: configuration.engineSettings, filter: configuration.filter, at: now)
+        Self.interruptCutOffPresses(database, logger: logger, at: now)
         let service = BridgeService(
             database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
             checkpointer: checkpointer)
         self.service = service
         let counters = counters
         let activated = SocketActivation.descriptors()
+        let githubClient = try configuration.githubAPI.map { api in
+            try Self.githubClient(api) { method, path, outcome in
+                counters.add("github_api_requests_total", labels: ["outcome": outcome])
+                if logger.minimumLevel <= .debug {
+                    logger.debug(
+                        "GitHub API request",
+                        ["http.method": .string(method), "http.path": .string(path), "outcome": .string(outcome)])
+                }
+            }
+        }
+        // `actions` needs `github.api` (the configuration refuses one without the other).
+        let actionDesk =
+            configuration.actions == nil
+            ? nil
+            : githubClient.map { client in
+                ActionDesk(service: service, client: client, logger: logger)
+            }
         webhookListener = ListenerService("webhook listener") {
-            let ingress = WebhookIngress(
+            var configured = WebhookIngress(
                 secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
+            configured.actions = actionDesk
+            let ingress = configured
             var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
             serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
             serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
@@ -121,22 +141,14 @@ public final class Daemon: @unchecked Sendable {
         ]
         let plansBudget = configuration.activity.fidelity == .auto && configuration.pushwardBudget != .unlimited
         // Alerts read it too: a spent notification quota pauses them before a refused POST.
-        if plansBudget || configuration.alerts.isEnabled, !dryRun {
+        if plansBudget || configuration.sendsNotifications, !dryRun {
             // So does the budget reader, between two reads of /auth/me.
             services.append(
                 LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {
                     await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
                 })
         }
-        if let api = configuration.githubAPI {
-            let client = try Self.githubClient(api) { method, path, outcome in
-                counters.add("github_api_requests_total", labels: ["outcome": outcome])
-                if logger.minimumLevel <= .debug {
-                    logger.debug(
-                        "GitHub API request",
-                        ["http.method": .string(method), "http.path": .string(path), "outcome": .string(outcome)])
-                }
-            }
+        if let api = configuration.githubAPI, let client = githubClient {
             let recovery = GitHubRecovery(
                 client: client, service: service, settings: api, logger: logger, metrics: counters,
                 board: service.recovery, now: { Date().timeIntervalSince1970 })
@@ -225,6 +237,23 @@ public final class Daemon: @unchecked Sendable {
             throw ConfigurationError(key: "github.api", problem: "no credential to call GitHub with")
         }
         return GitHubAPIClient(baseURL: api.url, credential: credential, version: version, observer: observer)
+    }
+
+    /// Presses a stop cut off before GitHub answered: recorded `interrupted` and said once, never
+    /// asked again (GitHub may have done them).
+    static func interruptCutOffPresses(_ database: BridgeDatabase, logger: Logger, at now: UnixTime) {
+        do {
+            for record in try database.write({ try $0.interruptRequestedActions(at: now) }) {
+                logger.warning(
+                    "an action asked from a phone was cut off by a stop before GitHub answered; it is not asked again",
+                    [
+                        "action": .string(record.kind.rawValue), "run": .string(record.run.description),
+                        "action.person": .string(record.person),
+                    ])
+            }
+        } catch {
+            logger.error("could not read the presses cut off by the last stop", ["error": .string("\(error)")])
+        }
     }
 
     /// Starts the services in order (see `ServiceGroup.start`).

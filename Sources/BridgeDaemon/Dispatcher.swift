@@ -45,14 +45,16 @@ public struct Dispatcher: Sendable {
     }
 
     private func send(_ alert: AlertRecord) async {
-        let body = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
+        let body = await service.armed(
+            alert, body: (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:]), at: clock())
         let answer = await transport.notify(body)
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
     private func send(_ planned: PlannedRequest) async {
         let started = DispatchTime.now().uptimeNanoseconds
-        let answer = await transport.send(planned.request)
+        let request = service.sendsButtons ? await service.armed(planned, at: clock()) : planned.request
+        let answer = await transport.send(request)
         if !transport.isDryRun {
             service.metrics.observe(
                 "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)

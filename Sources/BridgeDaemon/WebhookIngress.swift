@@ -2,7 +2,8 @@ import BridgeCore
 import Foundation
 import WebhookServer
 
-/// The webhook listener's routes: `POST /webhook`, `GET /healthz`, `GET /readyz`, nothing else.
+/// The webhook listener's routes: `POST /webhook`, `GET /healthz`, `GET /readyz`, and with
+/// `actions` `POST /actions/{token}` (`ActionDesk`), nothing else.
 ///
 /// It runs on libmicrohttpd's threads and never blocks them: a delivery is verified and decoded
 /// there, then handed to the service, which answers it once its group has committed; meanwhile
@@ -13,6 +14,8 @@ public struct WebhookIngress: Sendable {
     public var counters: Metrics
     public var logger: Logger
     public var clock: @Sendable () -> UnixTime
+    /// `POST /actions/{token}`, when the `actions` section is on.
+    public var actions: ActionDesk?
     /// The 401 line: one a second, with the count of those folded into it.
     let unverifiedLog = LogRateLimit(period: 1)
 
@@ -43,6 +46,9 @@ public struct WebhookIngress: Sendable {
     }
 
     private func route(_ request: HTTPRequest, _ respond: @escaping @Sendable (HTTPResponse) -> Void) {
+        if let actions, request.path.hasPrefix(ActionSettings.pathPrefix) {
+            return actions.handle(request, respond: respond)
+        }
         switch request.path {
         case "/webhook":
             guard request.method == "POST" else { return respond(methodNotAllowed(allow: "POST")) }

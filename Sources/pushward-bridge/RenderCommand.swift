@@ -29,6 +29,7 @@ enum RenderCommand {
     static func engine(_ configuration: BridgeConfiguration) -> BridgeEngine {
         var engine = BridgeEngine(settings: configuration.activity, filter: configuration.filter)
         engine.alertSettings = configuration.alerts
+        engine.actionSettings = configuration.actions
         engine.routing = configuration.routing
         return engine
     }

@@ -61,6 +61,9 @@ struct RunStateRoundTripTests {
             level: .steps, reason: "budget: 40 left for 12.5 runs", decidedAt: 1_700_000_000.5, remaining: 40,
             forecastRuns: 12.5)
         state.updatesSpent = 6
+        state.actionNote = ActionNote(
+            kind: .rerun, text: "Re-run failed: “Ünïcode” \u{202E}person\u{202C} has no access", failed: true,
+            at: 1_700_000_302.25)
         return state
     }
 

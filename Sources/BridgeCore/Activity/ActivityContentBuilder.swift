@@ -15,8 +15,14 @@ public struct ActivityContentBuilder: Sendable {
 
     /// The run's content while it runs (or, with `end`, its end frame).
     ///
-    /// - Parameter end: the end frame's appearance; nil for a live frame.
-    public func desired(for run: RunState, plan: StepPlan, end: EndAppearance?) -> DesiredActivity {
+    /// - Parameters:
+    ///   - end: the end frame's appearance; nil for a live frame.
+    ///   - actions: the `actions` section, when buttons may act on GitHub; `offers` are the
+    ///     buttons its rules give this run.
+    public func desired(
+        for run: RunState, plan: StepPlan, end: EndAppearance?, actions: ActionSettings? = nil,
+        offers: Set<ActionKind> = []
+    ) -> DesiredActivity {
         let total = plan.totalSteps
         let weights = Self.weights(for: plan)
         let current = end != nil ? total : plan.currentStep
@@ -39,6 +45,11 @@ public struct ActivityContentBuilder: Sendable {
             content["secondary_url"] = .string(secondary.url)
             content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
         }
+        let note = run.currentActionNote
+        if let actions, let kind = Self.button(for: run, isEnd: end != nil, offers: offers, note: note) {
+            // The secondary button acts; the legacy `secondary_url` keeps the link for older apps.
+            content["secondary_url_action"] = actions.cardButton(kind)
+        }
         if let weights {
             content["step_weights"] = .array(weights.map { .number($0) })
         }
@@ -53,18 +64,33 @@ public struct ActivityContentBuilder: Sendable {
 
         if let end {
             content["progress"] = 1
-            content["state"] = .string(Self.clip(end.state, to: Self.textLimit))
+            let shown = note.flatMap { $0.kind == .rerun || $0.failed ? $0.text : nil } ?? end.state
+            content["state"] = .string(Self.clip(shown, to: Self.textLimit))
             content["accent_color"] = .string(end.accentColor)
             return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true)
         }
         content["progress"] = .number(Self.rounded(progress(plan: plan, weighted: weights != nil)))
-        content["state"] = .string(Self.clip(stateText(plan: plan), to: Self.textLimit))
+        content["state"] = .string(Self.clip(note?.text ?? stateText(plan: plan), to: Self.textLimit))
         content["accent_color"] = .string(Self.liveAccent)
         let window = plan.currentGroup.flatMap { group in
             group.estimate.map { LiveWindow(step: current, estimate: $0, startedAt: group.startedAt) }
         }
         return DesiredActivity(
             run: run.key, content: content, window: window, isFinal: false, changedAt: run.lastChangeAt)
+    }
+
+    /// The button a card offers: Cancel while the run goes, "Re-run failed jobs" on a failed
+    /// run's end frame; none while the card says what became of a press (a second press would
+    /// meet the same answer).
+    static func button(for run: RunState, isEnd: Bool, offers: Set<ActionKind>, note: ActionNote?) -> ActionKind? {
+        guard note == nil else { return nil }
+        if !isEnd {
+            return run.completion == nil && offers.contains(.cancel) ? .cancel : nil
+        }
+        guard let conclusion = run.completion?.conclusion, AlertReason.failedConclusions.contains(conclusion) else {
+            return nil
+        }
+        return offers.contains(.rerun) ? .rerun : nil
     }
 
     /// `<repo> / <workflow>`, and which attempt a re-run is.

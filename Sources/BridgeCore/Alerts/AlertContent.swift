@@ -14,8 +14,11 @@ public enum AlertContent {
     public static let urlLimit = 2_048
 
     /// Without `activity_slug`: the sender adds it when PushWard has the run's activity by then.
+    ///
+    /// - Parameter actions: the notification's buttons (`ActionSettings.notificationAction`).
     public static func body(
-        for reason: AlertReason, state: RunState, level: AlertRule.Level, target: ActivityTarget? = nil
+        for reason: AlertReason, state: RunState, level: AlertRule.Level, target: ActivityTarget? = nil,
+        actions: [JSONValue] = []
     ) -> JSONValue {
         let repository = plain(state.key.repository)
         let workflow = plain(state.workflowName ?? "workflow")
@@ -44,6 +47,10 @@ public enum AlertContent {
             } else {
                 lines.append("A job waits for a review")
             }
+        case .actionFailed:
+            let note = state.actionNote
+            title = "\(repository) · \(workflow): \((note?.kind.failedHeadline ?? "action failed").lowercased())"
+            lines.append(plain(note?.text ?? "GitHub refused the action"))
         }
         if let branch = state.headBranch { lines.append("on \(plain(branch))") }
         if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(plain(commit)) }
@@ -60,6 +67,7 @@ public enum AlertContent {
         ]
         if url.count <= urlLimit, url.hasPrefix("https://") || url.hasPrefix("http://") { object["url"] = .string(url) }
         if let target { object["target"] = target.json }
+        if !actions.isEmpty { object["actions"] = .array(actions) }
         return .object(object)
     }
 

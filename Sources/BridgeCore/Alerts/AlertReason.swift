@@ -8,6 +8,12 @@ public enum AlertReason: String, Sendable, Hashable, Codable, CaseIterable, Comp
     case fixed
     /// A job waits for an environment's approval (a deployment review).
     case waiting
+    /// GitHub refused an action asked from a phone (`actions`): the card says it, and so does a
+    /// notification. Not a reason `alerts.rules` name: it follows the `actions` section.
+    case actionFailed = "action"
+
+    /// The reasons `alerts.rules[].when` may name.
+    public static let configurable: [AlertReason] = [.failure, .fixed, .waiting]
 
     public static func < (lhs: AlertReason, rhs: AlertReason) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

@@ -59,8 +59,13 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var alerts = AlertSettings()
     /// Whose phones each run goes to (the `routing` section, for organisation keys).
     public var routing = RoutingSettings()
+    /// Buttons that act on GitHub from the phone (the `actions` section); nil, the default: none.
+    public var actions: ActionSettings?
 
     public init() {}
+
+    /// Whether notifications go out at all: alerts, or the reviews and refusals of `actions`.
+    public var sendsNotifications: Bool { alerts.isEnabled || actions != nil }
 
     /// The activity settings the core runs with. With `github.api`, a quiet run is looked up after
     /// `stale_after`, and the lookup settles it (it ended: GitHub's conclusion; it goes on: the
@@ -205,6 +210,16 @@ public struct BridgeConfiguration: Sendable, Equatable {
             }
             try section.finish()
         }
+        if var section = try reader.section("actions") {
+            actions = try Self.actions(&section)
+            try section.finish()
+            if githubAPI == nil {
+                throw ConfigurationError(
+                    key: "actions",
+                    problem: "needs a github.api section: the buttons act through GitHub's API, with a token "
+                        + "that may write Actions (and review deployments, for approve)")
+            }
+        }
         if var section = try reader.section("routing") {
             routing = try Self.routing(&section)
             try section.finish()
@@ -301,6 +316,59 @@ public struct BridgeConfiguration: Sendable, Equatable {
         return RoutingSettings(members: members, groups: groups, tags: tags, fallback: fallback)
     }
 
+    /// The `actions` section: `public_url` (required), `token_ttl`, `require_authentication`, `rules`.
+    static func actions(_ reader: inout Reader) throws(ConfigurationError) -> ActionSettings {
+        guard let url = try reader.string("public_url"), !url.isEmpty else {
+            throw ConfigurationError(
+                key: reader.key("public_url"),
+                problem: "is required: the address where phones reach the webhook listener, such as "
+                    + "https://hooks.example.com (buttons post to <public_url>/actions/<token>)")
+        }
+        if let problem = apiURLProblem(url, example: "https://hooks.example.com", secret: "each button's token") {
+            throw ConfigurationError(key: reader.key("public_url"), problem: problem)
+        }
+        if let components = URLComponents(string: url), components.query != nil || components.fragment != nil {
+            throw ConfigurationError(
+                key: reader.key("public_url"),
+                problem: "must not have a query or a fragment: /actions/<token> is appended")
+        }
+        var settings = ActionSettings(publicURL: url)
+        settings.tokenTTL =
+            try reader.duration("token_ttl", in: ActionSettings.minimumTokenTTL...604_800) ?? settings.tokenTTL
+        settings.requireAuthentication = try reader.bool("require_authentication") ?? settings.requireAuthentication
+        if let rules = try reader.objects("rules") {
+            settings.rules = try rules.map { reader throws(ConfigurationError) in try Self.actionRule(reader) }
+        }
+        return settings
+    }
+
+    /// One `actions.rules` entry: `offer` (rerun, cancel, approve), and the globs of the runs it covers.
+    static func actionRule(_ source: Reader) throws(ConfigurationError) -> ActionRule {
+        var reader = source
+        guard let names = try reader.strings("offer") else {
+            throw ConfigurationError(
+                key: reader.key("offer"),
+                problem: "is required: a list of \(ActionRule.offerNames.joined(separator: ", "))")
+        }
+        var offer: Set<ActionKind> = []
+        for name in names {
+            guard ActionRule.offerNames.contains(name), let kind = ActionKind(rawValue: name) else {
+                throw ConfigurationError(
+                    key: reader.key("offer"),
+                    problem: "\"\(name)\" is not one of \(ActionRule.offerNames.joined(separator: ", "))")
+            }
+            offer.insert(kind)
+        }
+        func globs(_ name: String) throws(ConfigurationError) -> [GlobPattern] {
+            (try reader.strings(name) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
+        }
+        let rule = ActionRule(
+            offer: offer, repositories: try globs("repositories"), workflows: try globs("workflows"),
+            branches: try globs("branches"))
+        try reader.finish()
+        return rule
+    }
+
     /// One `alerts.rules` entry. `when` defaults to failures and fixes, every glob list to all.
     static func alertRule(_ source: Reader) throws(ConfigurationError) -> AlertRule {
         var reader = source
@@ -308,7 +376,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
         if let names = try reader.strings("when") {
             when = []
             for name in names {
-                guard let reason = AlertReason(rawValue: name) else {
+                guard let reason = AlertReason(rawValue: name), AlertReason.configurable.contains(reason) else {
                     throw ConfigurationError(
                         key: reader.key("when"), problem: "\"\(name)\" is not one of failure, fixed, waiting")
                 }

@@ -36,29 +36,54 @@ extension BridgeEngine {
     mutating func planAlerts<Provider: HistoryProvider>(
         _ key: RunKey, reasons candidates: Set<AlertReason>, provider: Provider
     ) throws(Provider.Failure) {
-        guard alertSettings.isEnabled, let state = runs[key], route(for: state) != .nobody else { return }
+        guard alertSettings.isEnabled || actionSettings != nil, let state = runs[key], route(for: state) != .nobody
+        else { return }
         let subject = AlertSubject(state)
+        let offers = offers(for: state)
         var reasons = candidates.filter { reason in
             alertSettings.rules.contains { $0.matches(reason, subject) }
+                || (reason == .waiting && offers.contains(.approve))
         }
         if reasons.contains(.fixed), try !fixesFailure(key, state: state, provider: provider) {
             reasons.remove(.fixed)
         }
-        append(key, state: state, reasons: reasons, subject: subject)
+        append(key, state: state, reasons: reasons, subject: subject, offers: offers)
     }
 
-    private mutating func append(_ key: RunKey, state: RunState, reasons: Set<AlertReason>, subject: AlertSubject) {
+    private mutating func append(
+        _ key: RunKey, state: RunState, reasons: Set<AlertReason>, subject: AlertSubject, offers: Set<ActionKind>
+    ) {
         // The run's card, when it has one: the sender names it in `activity_slug` once PushWard
         // has the activity (an unknown slug is a 422), waiting a little for its create if need be.
         let slug = slugs[key].flatMap { sessions[$0]?.owner == key ? $0 : nil }
         let target = gate.targetsRefusedAt == nil ? route(for: state).target : nil
-        for (reason, level) in alertSettings.alerts(for: reasons.sorted(), subject) {
+        var planned = alertSettings.alerts(for: reasons.sorted(), subject)
+        // A review the `actions` rules offer buttons for is asked for even without an alert rule.
+        if reasons.contains(.waiting), !planned.contains(where: { $0.0 == .waiting }) {
+            planned.append((.waiting, .active))
+        }
+        for (reason, level) in planned {
             changes.alerts.append(
                 PlannedAlert(
                     run: key, reason: reason,
-                    body: AlertContent.body(for: reason, state: state, level: level, target: target),
+                    body: AlertContent.body(
+                        for: reason, state: state, level: level, target: target,
+                        actions: notificationActions(for: reason, offers: offers)),
                     activitySlug: slug))
         }
+    }
+
+    /// The buttons an alert carries: "Re-run failed jobs" on a failure, Approve and Reject on a
+    /// review, when the `actions` rules offer them.
+    private func notificationActions(for reason: AlertReason, offers: Set<ActionKind>) -> [JSONValue] {
+        guard let actionSettings else { return [] }
+        let kinds: [ActionKind] =
+            switch reason {
+            case .failure: offers.contains(.rerun) ? [.rerun] : []
+            case .waiting: offers.contains(.approve) ? [.approve, .reject] : []
+            case .fixed, .actionFailed: []
+            }
+        return kinds.map(actionSettings.notificationAction)
     }
 
     /// Whether the newest earlier decisive run of the workflow on the run's branch failed.

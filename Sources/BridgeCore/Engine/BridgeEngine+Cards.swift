@@ -79,12 +79,13 @@ extension BridgeEngine {
         let plan = StepPlanner.plan(for: state)
         let builder = ActivityContentBuilder(settings: settings)
         guard let completion = state.completion, now >= completion.recognizedAt + settings.endDelay else {
-            return builder.desired(for: state, plan: plan, end: nil)
+            return builder.desired(
+                for: state, plan: plan, end: nil, actions: actionSettings, offers: offers(for: state))
         }
         let end = EndAppearance.forConclusion(
             completion.conclusion, failedStep: plan.firstFailedGroup.map { ActivityContentBuilder.label($0.name) },
             supersededBy: supersedingRunNumber(of: state))
-        return builder.desired(for: state, plan: plan, end: end)
+        return builder.desired(for: state, plan: plan, end: end, actions: actionSettings, offers: offers(for: state))
     }
 
     /// The number of a newer run of the same workflow and branch, for a cancelled run.

@@ -41,6 +41,8 @@ public struct BridgeEngine: Sendable {
     public internal(set) var levelInForce: Fidelity?
     /// Which runs notify, for which reasons (the `alerts` section; off by default).
     public var alertSettings = AlertSettings()
+    /// Buttons that act on GitHub from the phone (the `actions` section; off by default).
+    public var actionSettings: ActionSettings?
     /// Whose phones a run's card and alerts go to (the `routing` section; off by default).
     public var routing = RoutingSettings()
     /// The configured API key's fingerprint (`useKey`), recorded with a refused target.
@@ -168,7 +170,7 @@ public struct BridgeEngine: Sendable {
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignActivities(slug)
-        if alertSettings.isEnabled {
+        if alertSettings.isEnabled || actionSettings != nil {
             let reasons = Self.alertTransitions(from: before, to: state)
             if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
         }

@@ -34,6 +34,9 @@ public struct RunState: Sendable, Equatable, Codable {
     /// Requests PushWard acknowledged for this run's card (POST and PATCH): what the run cost.
     /// Nil before the first.
     public var updatesSpent: Int?
+    /// What became of the last button pressed for this run (`actions`): the card says it until a
+    /// delivery changes the run again.
+    public var actionNote: ActionNote?
 
     public init(key: RunKey, repository: Repository, at now: UnixTime) {
         self.key = key
@@ -87,6 +90,11 @@ public struct RunState: Sendable, Equatable, Codable {
         return nil
     }
 
+    /// The action note the card shows now: none once a delivery changed the run after it.
+    public var currentActionNote: ActionNote? {
+        actionNote.flatMap { $0.at >= lastChangeAt ? $0 : nil }
+    }
+
     /// When this attempt started, for choosing the newest run of a slug.
     public var attemptStartedAt: UnixTime {
         run?.runStartedAt ?? jobs.values.compactMap(\.createdAt).min() ?? run?.createdAt ?? firstSeenAt
@@ -130,6 +138,23 @@ public struct RunState: Sendable, Equatable, Codable {
             (run.status.rank, run.updatedAt ?? -1, run.conclusion ?? "", run.pullRequests.count)
         }
         return key(rhs) > key(lhs) ? rhs : lhs
+    }
+}
+
+/// What the card says after a button was pressed: "Re-run requested by mona", or why GitHub
+/// refused it. Shown while no delivery changed the run since (`at >= lastChangeAt`), so GitHub's
+/// own deliveries move the card on.
+public struct ActionNote: Sendable, Equatable, Codable {
+    public var kind: ActionKind
+    public var text: String
+    public var failed: Bool
+    public var at: UnixTime
+
+    public init(kind: ActionKind, text: String, failed: Bool, at: UnixTime) {
+        self.kind = kind
+        self.text = text
+        self.failed = failed
+        self.at = at
     }
 }
 

@@ -103,6 +103,16 @@ public enum RunStateJSON {
             fields.integer("remaining", decision.remaining, &out)
             out.append(UInt8(ascii: "}"))
         }
+        if let note = state.actionNote {
+            object.key("actionNote", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = ObjectState()
+            fields.string("kind", note.kind.rawValue, &out)
+            fields.string("text", note.text, &out)
+            fields.bool("failed", note.failed, &out)
+            guard fields.number("at", note.at, &out) else { return false }
+            out.append(UInt8(ascii: "}"))
+        }
         out.append(UInt8(ascii: "}"))
         return true
     }

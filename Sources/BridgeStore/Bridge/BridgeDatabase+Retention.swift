@@ -49,6 +49,8 @@ extension BridgeDatabase {
         let activities = try pruneActivities(
             endedBefore: now - Double(settings.activities), retention: settings.activities, at: now, limit: limit)
         let requests = try pruneRecoveryRequests(before: now - Self.recoveryRequestRetention, limit: limit)
+        let tokens = try pruneActionTokens(expiredBefore: now - Self.actionTokenRetention, limit: limit)
+        let presses = try pruneActions(pressedBefore: now - Double(settings.runs), limit: limit)
 
         // The step-history scan starts over once a day (see `RetentionPass`), only once caught up.
         if let started = pass.stepHistoryScanStartedAt, pass.stepHistoryCaughtUp,
@@ -68,9 +70,12 @@ extension BridgeDatabase {
         pass.runs += runs
         pass.activities += activities
         pass.recoveryRequests += requests
+        pass.actionTokens += tokens
+        pass.actions += presses
         pass.stepHistoryRuns += steps.pruned
         var more =
             payloads == limit || deliveries == limit || runs == limit || activities == limit || requests == limit
+            || tokens == limit || presses == limit
             || !pass.stepHistoryCaughtUp
         if !more {
             let released = try releaseFreePages()

@@ -274,5 +274,72 @@ public enum BridgeSchema {
                 );
                 CREATE INDEX recovery_requests_by_age ON recovery_requests (last_requested_at);
                 """),
+        // Buttons that act on GitHub from a phone (`actions`). A token is bound to one action on one
+        // attempt (and environment) before the request carrying it is sent; only a SHA-256 of its
+        // secret part is kept, so the table read by someone else presses nothing. `actions` is the
+        // audit: every press that found a live token, with who, what and GitHub's answer. `alerts`
+        // is rebuilt to take the reason `action` (a refused press is said in a notification too);
+        // it holds a row per alerting run, so the copy is quick.
+        Migration(
+            name: "bind phone buttons to single-use tokens, keep an audit of what they did",
+            sql: """
+                CREATE TABLE action_tokens (
+                    selector TEXT PRIMARY KEY NOT NULL,
+                    verifier_hash BLOB NOT NULL,
+                    action TEXT NOT NULL CHECK (action IN ('rerun', 'cancel', 'approve', 'reject')),
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    environment TEXT,
+                    recipient TEXT,
+                    surface TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    expires_at REAL NOT NULL,
+                    used_at REAL
+                );
+                CREATE INDEX action_tokens_by_binding ON action_tokens (repository, run_id, attempt, action);
+                CREATE INDEX action_tokens_by_expiry ON action_tokens (expires_at);
+                CREATE TABLE actions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    action TEXT NOT NULL,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    environment TEXT,
+                    person TEXT NOT NULL,
+                    surface TEXT NOT NULL,
+                    pressed_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('requested', 'done', 'refused', 'not_applicable', 'interrupted')),
+                    github_status INTEGER,
+                    detail TEXT,
+                    finished_at REAL
+                );
+                CREATE INDEX actions_by_run ON actions (repository, run_id, attempt);
+                CREATE INDEX actions_by_time ON actions (pressed_at);
+                CREATE TABLE alerts_with_actions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    reason TEXT NOT NULL CHECK (reason IN ('failure', 'fixed', 'waiting', 'action')),
+                    body TEXT NOT NULL,
+                    activity_slug TEXT,
+                    created_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    last_attempt_at REAL,
+                    status INTEGER,
+                    detail TEXT,
+                    notification_id INTEGER,
+                    delivery TEXT,
+                    sent_at REAL,
+                    UNIQUE (repository, run_id, reason)
+                );
+                INSERT INTO alerts_with_actions SELECT * FROM alerts;
+                DROP TABLE alerts;
+                ALTER TABLE alerts_with_actions RENAME TO alerts;
+                CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
+                """),
     ]
 }

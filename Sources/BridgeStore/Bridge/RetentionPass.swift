@@ -21,6 +21,10 @@ public struct RetentionPass: Sendable, Equatable {
     public var stepHistoryRuns = 0
     /// Redelivery requests forgotten (`recovery_requests`, a week after the last).
     public var recoveryRequests = 0
+    /// Button tokens removed a day after they expired (`action_tokens`).
+    public var actionTokens = 0
+    /// Audit rows of presses removed with the runs' retention (`actions`).
+    public var actions = 0
     /// Free pages given back to the file system by `incremental_vacuum`.
     public var pagesReleased = 0
 
@@ -43,7 +47,8 @@ public struct RetentionPass: Sendable, Equatable {
 
     /// Whether the pass removed (or gave back) anything.
     public var removedAnything: Bool {
-        payloads + deliveries + runs + activities + stepHistoryRuns + recoveryRequests + pagesReleased > 0
+        payloads + deliveries + runs + activities + stepHistoryRuns + recoveryRequests + actionTokens + actions
+            + pagesReleased > 0
     }
 
     /// Clears the counts for the next pass, keeping where the step-history scan stands.

@@ -1,0 +1,36 @@
+/// One `actions.rules` entry: which buttons the runs it covers offer. Every list is a set of `*`
+/// globs that must match (empty, or `["*"]`, matches everything); the first rule that covers a
+/// run decides, so a narrow rule with `"offer": []` placed first takes buttons away from a few
+/// repositories.
+public struct ActionRule: Sendable, Equatable {
+    /// What `offer` may name: `approve` brings its `reject` button along.
+    public static let offerNames = ["rerun", "cancel", "approve"]
+
+    public var offer: Set<ActionKind>
+    public var repositories: [GlobPattern]
+    public var workflows: [GlobPattern]
+    public var branches: [GlobPattern]
+
+    public init(
+        offer: Set<ActionKind>, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
+        branches: [GlobPattern] = []
+    ) {
+        self.offer = offer.contains(.approve) ? offer.union([.reject]) : offer.subtracting([.reject])
+        self.repositories = repositories
+        self.workflows = workflows
+        self.branches = branches
+    }
+
+    /// Whether the rule covers the run. A value the payloads did not carry matches only a list
+    /// that matches everything.
+    public func covers(_ run: AlertSubject) -> Bool {
+        Self.matches(repositories, run.repository) && Self.matches(workflows, run.workflow)
+            && Self.matches(branches, run.branch)
+    }
+
+    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
+        guard !patterns.isEmpty else { return true }
+        guard let value else { return patterns.contains { $0.pattern == "*" } }
+        return patterns.contains { $0.matches(value) }
+    }
+}

@@ -1,0 +1,92 @@
+extension BridgeEngine {
+    /// The buttons the `actions` rules give `state`'s run; none without the section or for a run
+    /// routed to nobody.
+    public func offers(for state: RunState) -> Set<ActionKind> {
+        guard let actionSettings, route(for: state) != .nobody else { return [] }
+        return actionSettings.offers(for: AlertSubject(state))
+    }
+
+    /// The state of `key` as the engine holds it or storage kept it (read back into the engine,
+    /// with its card): what a pressed button is checked against.
+    public mutating func actionSubject<Provider: HistoryProvider>(_ key: RunKey, history provider: Provider)
+        throws(Provider.Failure) -> RunState?
+    {
+        try recallWithCard(key, from: provider)
+        return runs[key]
+    }
+
+    /// Why `kind` no longer makes sense for `key` (nil: it does): a re-run only of a failed,
+    /// finished attempt with no newer one, a cancel only while the attempt goes, a review only
+    /// while a job waits on the environment. `newerAttemptStored` is what storage knows beyond memory.
+    public func actionProblem(_ kind: ActionKind, on key: RunKey, environment: String?, newerAttemptStored: Bool)
+        -> String?
+    {
+        guard let state = runs[key] else { return "the run is not known any more" }
+        switch kind {
+        case .rerun:
+            guard let conclusion = state.completion?.conclusion, AlertReason.failedConclusions.contains(conclusion)
+            else { return "the attempt did not fail, or has not finished" }
+            if newerAttemptStored || hasNewerAttempt(than: key) { return "a newer attempt has started" }
+            return nil
+        case .cancel:
+            return state.completion == nil ? nil : "the attempt has ended"
+        case .approve, .reject:
+            guard state.completion == nil else { return "the attempt has ended" }
+            let waiting = state.jobs.values.contains { job in
+                job.isWaiting && (environment.map { job.waitingEnvironment == $0 } ?? true)
+            }
+            return waiting ? nil : "no job waits for that review any more"
+        }
+    }
+
+    /// Who a run's buttons go to: the routed person's login, else the routing target, else nil
+    /// (everyone the key reaches).
+    public func recipient(of state: RunState) -> (person: String?, description: String?) {
+        let route = route(for: state)
+        return (route.person, route.person ?? route.target.map(\.description))
+    }
+
+    /// The environment a review button of the run answers: the first waiting job's.
+    public func waitingEnvironment(of key: RunKey) -> String? {
+        runs[key]?.workflowJobs.first(where: \.isWaiting)?.waitingEnvironment
+    }
+
+    /// Whether a newer attempt of `key`'s run is known: a re-run button of an older one is dead.
+    public func hasNewerAttempt(than key: RunKey) -> Bool {
+        runs.keys.contains { $0.repository == key.repository && $0.runID == key.runID && $0.attempt > key.attempt }
+    }
+
+    /// Records what became of a pressed button: the card says `text` until a delivery changes the
+    /// run, and a refusal (`failed`) also plans an alert, so a refused action is never silent.
+    public mutating func noteAction<Provider: HistoryProvider>(
+        _ kind: ActionKind, on key: RunKey, text: String, failed: Bool, at now: UnixTime, history provider: Provider
+    ) throws(Provider.Failure) {
+        try recallWithCard(key, from: provider)
+        guard let state = runs[key] else { return }
+        runs[key]?.actionNote = ActionNote(kind: kind, text: text, failed: failed, at: max(now, state.lastChangeAt))
+        changes.runs.insert(key)
+        if let slug = slugs[key] {
+            dirtySlugs.insert(slug)
+            changes.slugs.insert(slug)
+        }
+        guard failed, let updated = runs[key] else { return }
+        let slug = slugs[key].flatMap { sessions[$0]?.owner == key ? $0 : nil }
+        let target = gate.targetsRefusedAt == nil ? route(for: updated).target : nil
+        changes.alerts.append(
+            PlannedAlert(
+                run: key, reason: .actionFailed,
+                body: AlertContent.body(for: .actionFailed, state: updated, level: .active, target: target),
+                activitySlug: slug))
+    }
+
+    /// `recall`, and the run's card when the engine let go of it (an ended, idle card).
+    private mutating func recallWithCard<Provider: HistoryProvider>(_ key: RunKey, from provider: Provider)
+        throws(Provider.Failure)
+    {
+        guard runs[key] == nil, let stored = try provider.storedRun(key) else { return }
+        restore(run: stored.state, slug: stored.slug, released: stored.released)
+        if sessions[stored.slug] == nil, let card = try provider.storedSession(slug: stored.slug) {
+            restore(session: card.session, floor: card.floor)
+        }
+    }
+}
