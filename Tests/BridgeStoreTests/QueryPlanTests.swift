@@ -17,19 +17,21 @@ struct QueryPlanTests {
     /// Tables with a row per delivery, run, job, request or finished step: they grow with history.
     static let growingTables: Set<String> = [
         "deliveries", "runs", "jobs", "pushes", "step_history", "activities", "alerts", "recovery_requests",
+        "action_tokens", "actions",
     ]
 
     /// The files holding each table's statements; each `public func` in them must be in `readers`
     /// or `writers`.
     static let queryFiles = [
         "DeliveryRecord.swift", "RequestRecord.swift", "StoredRun.swift", "StoredSession.swift", "RunListing.swift",
-        "AlertRecord.swift", "RecoveryRecord.swift",
+        "AlertRecord.swift", "RecoveryRecord.swift", "ActionRecord.swift",
     ]
 
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
     static let writers: Set<String> = [
         "insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt", "recordSweep", "recordRecoveryRequest",
-        "recordGivenUp",
+        "recordGivenUp", "insertActionToken", "spendActionTokens", "insertAction", "finishAction",
+        "interruptRequestedActions", "pruneActionTokens", "pruneActions",
     ]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
@@ -62,6 +64,12 @@ struct QueryPlanTests {
         "storedDeliveries": { _ = try $0.storedDeliveries(["d-1", "d-2"]) },
         "recoveryRequests": { _ = try $0.recoveryRequests(["d-1"]) },
         "recentRecoveryRequests": { _ = try $0.recentRecoveryRequests() },
+        "liveActionToken": { _ = try $0.liveActionToken(selector: "abcdefghijkl", at: 1_800_000_000) },
+        "liveTokenExpiry": { _ = try $0.liveTokenExpiry(.cancel, run: run, at: 1_800_000_000) },
+        "hasNewerAttempt": { _ = try $0.hasNewerAttempt(than: run) },
+        "requestedActions": { _ = try $0.requestedActions() },
+        "actions": { _ = try $0.actions(repository: run.repository, runID: run.runID) },
+        "recentActions": { _ = try $0.recentActions() },
     ]
 
     let directory: URL

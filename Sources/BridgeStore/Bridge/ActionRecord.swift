@@ -167,11 +167,18 @@ extension BridgeDatabase {
             [.text(state.rawValue), .int(status), .string(detail), .real(now), .int64(id)])
     }
 
+    /// Presses still `requested`, oldest first (a partial index holds only those): the few being
+    /// asked of GitHub right now, or cut off by a stop. The limit is far above any real count.
+    public func requestedActions(limit: Int = 1_000) throws -> [ActionRecord] {
+        try connection.query(
+            "SELECT \(Self.actionColumns) FROM actions WHERE state = 'requested' ORDER BY id LIMIT ?",
+            [.integer(Int64(limit))], Self.actionRecord)
+    }
+
     /// Presses still `requested`: at start these were cut off by a stop and become `interrupted`
     /// (GitHub may or may not have done them; asking twice could do them twice). Few, and read once.
     public func interruptRequestedActions(at now: UnixTime) throws -> [ActionRecord] {
-        let cut = try connection.query(
-            "SELECT \(Self.actionColumns) FROM actions WHERE state = 'requested' ORDER BY id", [], Self.actionRecord)
+        let cut = try requestedActions()
         try connection.run(
             """
             UPDATE actions SET state = 'interrupted', finished_at = ?,
@@ -181,10 +188,10 @@ extension BridgeDatabase {
         return cut
     }
 
-    /// Every press for the run's attempts, oldest first: `explain`, `runs show`.
+    /// Every press for the run's attempts, by attempt and then in order: `explain`, `runs show`.
     public func actions(repository: String, runID: Int) throws -> [ActionRecord] {
         try connection.query(
-            "SELECT \(Self.actionColumns) FROM actions WHERE repository = ? AND run_id = ? ORDER BY pressed_at, id",
+            "SELECT \(Self.actionColumns) FROM actions WHERE repository = ? AND run_id = ? ORDER BY attempt, id",
             [.text(repository), .int(runID)], Self.actionRecord)
     }
 

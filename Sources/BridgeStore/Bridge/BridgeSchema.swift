@@ -316,6 +316,7 @@ public enum BridgeSchema {
                 );
                 CREATE INDEX actions_by_run ON actions (repository, run_id, attempt);
                 CREATE INDEX actions_by_time ON actions (pressed_at);
+                CREATE INDEX actions_requested ON actions (id) WHERE state = 'requested';
                 CREATE TABLE alerts_with_actions (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     repository TEXT NOT NULL,
