@@ -63,7 +63,9 @@ extension BridgeEngine {
     ) throws(Provider.Failure) {
         try recallWithCard(key, from: provider)
         guard let state = runs[key] else { return }
-        runs[key]?.actionNote = ActionNote(kind: kind, text: text, failed: failed, at: max(now, state.lastChangeAt))
+        // GitHub's message and a person's name reach a card and a notification: one line, no bidi.
+        runs[key]?.actionNote = ActionNote(
+            kind: kind, text: AlertContent.plain(text), failed: failed, at: max(now, state.lastChangeAt))
         changes.runs.insert(key)
         if let slug = slugs[key] {
             dirtySlugs.insert(slug)

@@ -54,7 +54,14 @@ extension BridgeService {
             content[field] = .object(button)
         }
         guard !minted.isEmpty else { return planned.request }
-        guard record(minted, at: now) else { return planned.request }
+        if !record(minted, at: now) {
+            // Without its token a button could only answer 404: it goes out without the button.
+            for field in ["url_action", "secondary_url_action", "tap_action"]
+            where content[field]?["url"]?.stringValue?.hasPrefix(actions.publicURL + ActionSettings.pathPrefix) == true
+            {
+                content[field] = nil
+            }
+        }
         body["content"] = .object(content)
         var request = planned.request
         request.body = .object(body)
@@ -80,8 +87,9 @@ extension BridgeService {
             fields["url"] = .string(actions.publicURL + ActionSettings.pathPrefix + token.text)
             return .object(fields)
         }
-        guard !minted.isEmpty, record(minted, at: now) else { return body }
-        object["actions"] = .array(armed)
+        guard !minted.isEmpty else { return body }
+        // Without their tokens the actions could only answer 404: the alert goes out without them.
+        object["actions"] = record(minted, at: now) ? .array(armed) : nil
         return .object(object)
     }
 
@@ -104,8 +112,8 @@ extension BridgeService {
             expiresAt: now + Double(configuration.actions?.tokenTTL ?? ActionSettings.defaultTokenTTL))
     }
 
-    /// Commits the tokens; false (logged) when the store would not take them: the request then
-    /// goes with the placeholder, whose URL answers 404, rather than with a token nothing knows.
+    /// Commits the tokens; false (logged) when the store would not take them: the request then goes
+    /// without those buttons rather than with a token nothing knows.
     private func record(_ minted: [(ActionToken, ActionBinding)], at now: UnixTime) -> Bool {
         do {
             try database.write { database in
@@ -118,7 +126,7 @@ extension BridgeService {
             return true
         } catch {
             logger.error(
-                "could not record a button's token; the button goes out dead (it answers 404)",
+                "could not record a button's token; the update goes out without the button",
                 ["error": .string("\(error)")])
             return false
         }

@@ -1,0 +1,338 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Buttons pressed on a phone, through the whole daemon: the test is the phone. It reads each
+/// button's URL from what the fake PushWard stored (the card's `secondary_url_action`, a
+/// notification's `actions`), calls it on the webhook listener exactly as the button says, and
+/// checks what the fake GitHub API was asked, what the audit kept and what the card then shows.
+@Suite("Actions end to end", .serialized, .timeLimit(.minutes(3)))
+struct ActionEndToEndTests {
+    static let secret = "actions-secret-0123456"
+    static let token = "ghp_actions_test_token"
+    static let publicURL = "https://hooks.example.com/bridge"
+    static let failing: [[RunScript.Job]] = [
+        [RunScript.Job("lint", duration: 5)], [RunScript.Job("test (linux)", duration: 10, conclusion: "failure")],
+    ]
+
+    /// A daemon with `actions` on, delivering to `pushward` and acting on `github`.
+    final class Bridge: @unchecked Sendable {
+        let daemon: Daemon
+        let directory: String
+        let databasePath: String
+        let pushward: FakePushWardServer
+        let github: FakeGitHubAPI
+        let logs = LineLog()
+
+        /// `actions` adds members to the section (a fragment); `topLevel` adds top-level keys (a
+        /// fragment ending in a comma), such as `"alerts": {},`.
+        init(actions: String = "", topLevel: String = "") throws {
+            pushward = try FakePushWardServer()
+            github = try FakeGitHubAPI(
+                secret: ActionEndToEndTests.secret, credentials: .token(ActionEndToEndTests.token))
+            directory = NSTemporaryDirectory() + "actions-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            databasePath = directory + "/bridge.sqlite"
+            let section =
+                #""public_url": "\#(ActionEndToEndTests.publicURL)""# + (actions.isEmpty ? "" : ", " + actions)
+            let json = """
+                {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
+                 \(topLevel)
+                 "activity": {"completion_grace": "1h"},
+                 "actions": {\(section)},
+                 "github": {"webhook_secrets": ["\(ActionEndToEndTests.secret)"],
+                            "api": {"url": "\(github.baseURL)", "token": "\(ActionEndToEndTests.token)"}},
+                 "pushward": {"url": "\(pushward.baseURL)", "api_key": "\(pushward.apiKey)", "end_delay": "0s",
+                              "end_display_time": "0s", "min_update_interval": "0s", "fidelity": "full",
+                              "coalesce": "0s", "max_updates_per_hour": 3600}}
+                """
+            let logs = logs
+            daemon = try Daemon.start(
+                configuration: try BridgeConfiguration(json: Data(json.utf8)),
+                logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
+            github.setWebhookURL("http://127.0.0.1:\(daemon.port)/webhook")
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+        func deliver(_ events: [WebhookEvent]) {
+            for event in events {
+                let (name, body) = PayloadEncoder.encode(event)
+                #expect(github.deliver(event: name, body: body) == 202)
+            }
+        }
+
+        /// The card as PushWard holds it.
+        var card: StoredActivity? { pushward.activities[RecoveryEndToEndTests.slug] }
+
+        /// The URL of the card's secondary button, when it acts (points at `/actions/`).
+        var cardButton: (title: String, url: String)? {
+            guard let button = card?.content["secondary_url_action"]?.objectValue,
+                let url = button["url"]?.stringValue, url.hasPrefix(ActionEndToEndTests.publicURL + "/actions/")
+            else { return nil }
+            return (button["title"]?.stringValue ?? "", url)
+        }
+
+        /// What the phone does when the button is tapped: the button's method and URL, no headers
+        /// or body of its own, with the public URL's origin and path prefix (a reverse proxy's
+        /// job) mapped onto the listener.
+        func press(_ url: String, method: String = "POST") async throws -> (status: Int, body: JSONValue?) {
+            let path = String(url.dropFirst(ActionEndToEndTests.publicURL.count))
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)\(path)")!)
+            request.httpMethod = method
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValue(parsing: data))
+        }
+
+        func actions(runID: Int) throws -> [ActionRecord] {
+            try BridgeDatabase(path: databasePath, readOnly: true).actions(repository: "acme/widgets", runID: runID)
+        }
+    }
+
+    static func script(_ runID: Int, ago: Double = 900) -> RunScript {
+        RunScript(runID: runID, runNumber: runID, start: Date().timeIntervalSince1970 - ago, firstJobID: runID * 100)
+    }
+
+    static func eventually(timeout: Double = 20, _ condition: () -> Bool) async -> Bool {
+        await DispatchEndToEndTests.eventually(timeout: timeout, condition)
+    }
+
+    static func rerunPath(_ runID: Int) -> String { "/repos/acme/widgets/actions/runs/\(runID)/rerun-failed-jobs" }
+
+    @Test("re-run from the failed end frame: GitHub is asked once, the card says who asked, the audit keeps it")
+    func rerunFromTheCard() async throws {
+        let bridge = try Bridge(topLevel: #""alerts": {},"#)
+        bridge.deliver(Self.script(1).deliveries(waves: Self.failing))
+        #expect(await Self.eventually { bridge.card?.state == "ended" && bridge.cardButton != nil })
+        let button = try #require(bridge.cardButton)
+        #expect(button.title == "Re-run failed jobs")
+        #expect(bridge.card?.content["secondary_url_action"]?["method"] == "POST")
+        // The alert of the failure carries the same action, with a token of its own.
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        let alertAction = try #require(bridge.pushward.acceptedNotifications.first?.body["actions"]?.arrayValue?.first)
+        #expect(alertAction["id"] == "rerun")
+        #expect(alertAction["authentication_required"] == true)
+        let alertURL = try #require(alertAction["url"]?.stringValue)
+        #expect(alertURL != button.url)
+
+        let pressed = try await bridge.press(button.url)
+        #expect(pressed.status == 200)
+        #expect(pressed.body?["status"] == "done")
+        #expect(bridge.github.actions.map { "\($0.method) \($0.path)" } == ["POST \(Self.rerunPath(1))"])
+        #expect(
+            await Self.eventually { bridge.card?.content["state"]?.stringValue?.hasPrefix("Re-run requested") == true })
+        #expect(bridge.card?.content["secondary_url_action"]?["url"]?.stringValue?.contains("/actions/") != true)
+
+        // A replay, the alert's copy of the same action, a forged token, a malformed one: nothing.
+        let forged = Self.publicURL + "/actions/" + String(repeating: "A", count: 44)
+        for url in [button.url, alertURL, forged, Self.publicURL + "/actions/short", Self.publicURL + "/actions/"] {
+            let again = try await bridge.press(url)
+            #expect(again.status == 404, "\(url)")
+            #expect(again.body == ["error": "not_found"], "the answer never says why")
+        }
+        #expect(try await bridge.press(alertURL, method: "GET").status == 405)
+        #expect(bridge.github.actions.count == 1, "one press, one call")
+
+        let audit = try bridge.actions(runID: 1)
+        #expect(audit.map(\.state) == [.done])
+        #expect(audit.first?.kind == .rerun)
+        #expect(audit.first?.person == "anyone the key reaches")
+        #expect(audit.first?.surface == "card \(RecoveryEndToEndTests.slug)")
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        let stored = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        let tokens = try stored.connection.query("SELECT count(*) FROM action_tokens") { $0.int(0) ?? 0 }
+        #expect(tokens.first ?? 0 >= 2)
+        let pushes = try stored.connection.query("SELECT body FROM pushes") { $0.string(0) ?? "" }
+        #expect(pushes.allSatisfy { !$0.contains(String(button.url.suffix(44))) }, "tokens never sit in stored bodies")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("cancel from the running card; a cancel token of an attempt that ended does nothing")
+    func cancel() async throws {
+        let bridge = try Bridge()
+        let script = Self.script(2)
+        let running = [
+            script.run("requested", at: 0), script.run("in_progress", at: 1),
+            script.job(200, "build", "queued", createdAt: 2),
+            script.job(200, "build", "in_progress", createdAt: 2, startedAt: 3),
+        ]
+        bridge.deliver(running)
+        #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" })
+        let button = try #require(bridge.cardButton)
+        #expect(try await bridge.press(button.url).status == 200)
+        #expect(bridge.github.actions.map(\.path) == ["/repos/acme/widgets/actions/runs/2/cancel"])
+        #expect(
+            await Self.eventually { bridge.card?.content["state"]?.stringValue?.hasPrefix("Cancel requested") == true })
+        // GitHub's deliveries move the card on: the run is cancelled, the note gives way.
+        bridge.deliver([
+            script.job(200, "build", "completed", createdAt: 2, startedAt: 3, completedAt: 9, conclusion: "cancelled"),
+            script.run("completed", at: 10, conclusion: "cancelled"),
+        ])
+        #expect(await Self.eventually { bridge.card?.state == "ended" })
+        #expect(bridge.card?.content["state"]?.stringValue?.hasPrefix("Cancel requested") != true)
+
+        // A second run: its Cancel is taken while it runs, then it ends before the press.
+        let late = Self.script(3)
+        bridge.deliver([
+            late.run("requested", at: 0), late.run("in_progress", at: 1),
+            late.job(300, "build", "in_progress", createdAt: 2, startedAt: 3),
+        ])
+        #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" && bridge.card?.state != "ended" })
+        let stale = try #require(bridge.cardButton)
+        bridge.deliver([
+            late.job(300, "build", "completed", createdAt: 2, startedAt: 3, completedAt: 9, conclusion: "success"),
+            late.run("completed", at: 10, conclusion: "success"),
+        ])
+        #expect(await Self.eventually { bridge.card?.state == "ended" })
+        #expect(try await bridge.press(stale.url).status == 404)
+        #expect(bridge.github.actions.count == 1, "nothing asked for the ended attempt")
+        #expect(try bridge.actions(runID: 3).map(\.state) == [.notApplicable])
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    static func waiting(_ script: RunScript, environment: String) -> [WebhookEvent] {
+        let id = script.firstJobID
+        return [
+            script.run("requested", at: 0), script.run("in_progress", at: 1),
+            script.job(id, "build", "in_progress", createdAt: 2, startedAt: 3),
+            script.job(id, "build", "completed", createdAt: 2, startedAt: 3, completedAt: 20, conclusion: "success"),
+            script.job(id + 1, "deploy", "waiting", createdAt: 21, environment: environment),
+        ]
+    }
+
+    @Test("approve and reject from the waiting notification: the environment's id, the state and a comment")
+    func review() async throws {
+        let bridge = try Bridge()
+        // A hostile environment name: it reaches a notification body, a comment and the audit.
+        let environment = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀"
+        bridge.github.setPendingDeployments(
+            repository: "acme/widgets", runID: 4, [.init(id: 77, name: environment), .init(id: 78, name: "other")])
+        bridge.deliver(Self.waiting(Self.script(4), environment: environment))
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        let alert = try #require(bridge.pushward.acceptedNotifications.first?.body)
+        let actions = try #require(alert["actions"]?.arrayValue)
+        #expect(actions.map { $0["id"] } == ["approve", "reject"])
+        #expect(actions.map { $0["method"] } == ["POST", "POST"])
+        #expect(actions.map { $0["authentication_required"] } == [true, true])
+        #expect(actions[1]["destructive"] == true)
+        #expect(alert["body"]?.stringValue?.contains("\u{202E}") == false, "no bidi override in what a person reads")
+
+        let approve = try #require(actions[0]["url"]?.stringValue)
+        let reject = try #require(actions[1]["url"]?.stringValue)
+        #expect(try await bridge.press(approve).status == 200)
+        let pending = "/repos/acme/widgets/actions/runs/4/pending_deployments"
+        #expect(bridge.github.requests.contains { $0.method == "GET" && $0.path.hasPrefix(pending) })
+        let calls = bridge.github.actions
+        #expect(calls.map(\.method) == ["POST"])
+        #expect(calls.allSatisfy { $0.path == "/repos/acme/widgets/actions/runs/4/pending_deployments" })
+        let review = try #require(calls.last?.body)
+        #expect(review["environment_ids"] == [77])
+        #expect(review["state"] == "approved")
+        #expect(review["comment"]?.stringValue?.contains("pushward-bridge") == true)
+        // The other answer to the same question is spent with it.
+        #expect(try await bridge.press(reject).status == 404)
+        #expect(bridge.github.actions.count == 1)
+        let audit = try bridge.actions(runID: 4)
+        #expect(audit.map(\.kind) == [.approve])
+        #expect(audit.first?.environment == environment)
+        #expect(audit.first?.state == .done)
+
+        // A second waiting run, rejected.
+        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 5, [.init(id: 90, name: "staging")])
+        bridge.deliver(Self.waiting(Self.script(5), environment: "staging"))
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 2 })
+        let second = try #require(bridge.pushward.acceptedNotifications.last?.body["actions"]?.arrayValue)
+        #expect(try await bridge.press(try #require(second[1]["url"]?.stringValue)).status == 200)
+        #expect(bridge.github.actions.last?.body?["state"] == "rejected")
+        #expect(bridge.github.actions.last?.body?["environment_ids"] == [90])
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("GitHub refuses (403): the press answers 502, the card and an alert say why, the audit keeps GitHub's answer")
+    func refused() async throws {
+        let bridge = try Bridge()
+        bridge.github.refuseActions(status: 403, message: "Resource not accessible by integration")
+        bridge.deliver(Self.script(6).deliveries(waves: Self.failing))
+        #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
+        let pressed = try await bridge.press(try #require(bridge.cardButton).url)
+        #expect(pressed.status == 502)
+        #expect(pressed.body?["github_status"] == 403)
+        #expect(bridge.github.actions.map(\.path) == [Self.rerunPath(6)])
+        #expect(
+            await Self.eventually {
+                bridge.card?.content["state"]?.stringValue?.hasPrefix("Re-run failed") == true
+            })
+        #expect(bridge.card?.content["state"]?.stringValue?.contains("Resource not accessible by integration") == true)
+        // No `alerts` section: the refusal is said all the same.
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        let alert = try #require(bridge.pushward.acceptedNotifications.last?.body)
+        #expect(alert["title"]?.stringValue?.contains("re-run failed") == true)
+        #expect(alert["body"]?.stringValue?.contains("Resource not accessible by integration") == true)
+        let audit = try #require(try bridge.actions(runID: 6).first)
+        #expect(audit.state == .refused)
+        #expect(audit.githubStatus == 403)
+        #expect(bridge.logs.all.contains { $0.contains("GitHub refused an action asked from a phone") })
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("an expired token does nothing", .timeLimit(.minutes(1)))
+    func expired() async throws {
+        let bridge = try Bridge(actions: #""token_ttl": "10s""#)
+        bridge.deliver(Self.script(7).deliveries(waves: Self.failing))
+        #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
+        let button = try #require(bridge.cardButton)
+        try await Task.sleep(for: .seconds(11))
+        #expect(try await bridge.press(button.url).status == 404)
+        #expect(bridge.github.actions.isEmpty)
+        #expect(try bridge.actions(runID: 7).isEmpty, "an expired token is not a press")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test(
+        "a long run keeps a live Cancel: an update past half the token's life carries a new one",
+        .timeLimit(.minutes(1)))
+    func reissued() async throws {
+        let bridge = try Bridge(actions: #""token_ttl": "10s""#)
+        let script = Self.script(9)
+        bridge.deliver([
+            script.run("requested", at: 0), script.run("in_progress", at: 1),
+            script.job(900, "build", "in_progress", createdAt: 2, startedAt: 3),
+        ])
+        #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" })
+        let first = try #require(bridge.cardButton)
+        try await Task.sleep(for: .seconds(5.5))
+        bridge.deliver([script.job(901, "test", "in_progress", createdAt: 4, startedAt: 5)])
+        #expect(await Self.eventually { bridge.cardButton.map { $0.url != first.url } ?? false })
+        let second = try #require(bridge.cardButton)
+        #expect(try await bridge.press(second.url).status == 200)
+        #expect(try await bridge.press(first.url).status == 404, "the older copy is spent with it")
+        #expect(bridge.github.actions.map(\.path) == ["/repos/acme/widgets/actions/runs/9/cancel"])
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("rules decide the buttons: a branch without a rule gets none, and a card without actions keeps its link")
+    func rules() async throws {
+        let bridge = try Bridge(
+            actions: #""rules": [{"offer": ["rerun"], "branches": ["release/*"]}]"#, topLevel: #""alerts": {},"#)
+        bridge.deliver(Self.script(8).deliveries(waves: Self.failing))
+        #expect(await Self.eventually { bridge.card?.state == "ended" })
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        #expect(bridge.pushward.acceptedNotifications.first?.body["actions"] == nil)
+        #expect(bridge.cardButton == nil)
+        #expect(bridge.card?.content["secondary_url_action"]?["title"] == "Commit", "the plain link stays")
+        let stored = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        #expect(try stored.connection.query("SELECT count(*) FROM action_tokens") { $0.int(0) ?? 0 } == [0])
+        await bridge.daemon.shutdown()
+    }
+}

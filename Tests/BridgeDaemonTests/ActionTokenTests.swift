@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+
+@testable import BridgeDaemon
+
+/// The capability a button carries: its shape, its randomness, the path check that spares a
+/// lookup, and the comparison of its secret.
+@Suite("action token")
+struct ActionTokenTests {
+    @Test("44 base64url characters: a 12-character selector and a 32-character secret, fresh each time")
+    func shape() {
+        let tokens = (0..<200).map { _ in ActionToken.mint() }
+        for token in tokens {
+            #expect(token.text.utf8.count == 44)
+            #expect(token.selector.count == 12)
+            #expect(token.verifier.count == 32)
+            #expect(ActionToken(path: Substring(token.text)) == token, "a minted token reads back from its path")
+        }
+        #expect(Set(tokens.map(\.text)).count == tokens.count)
+        #expect(Set(tokens.map(\.selector)).count == tokens.count)
+    }
+
+    @Test("a path segment that cannot be a token is refused before any lookup")
+    func path() {
+        let good = String(String(repeating: "aZ0-_", count: 9).prefix(44))
+        #expect(ActionToken(path: Substring(good)) != nil)
+        let short = String(good.dropLast())
+        let bads: [String] = [
+            "", short, good + "a", short + "=", short + "/", String(good.dropLast(2)) + "é", short + "\u{0}",
+            String(good.dropLast(4)) + "👩", short + "%",
+        ]
+        for bad in bads {
+            #expect(ActionToken(path: Substring(bad)) == nil, "\(bad.debugDescription)")
+        }
+    }
+
+    @Test("the secret is stored as SHA-256 and compared whole: another secret, a cut hash, no hash, all fail")
+    func matching() {
+        let token = ActionToken.mint()
+        #expect(token.verifierHash.count == 32)
+        #expect(token.matches(token.verifierHash))
+        var flipped = token.verifierHash
+        flipped[31] ^= 1
+        #expect(!token.matches(flipped))
+        #expect(!token.matches(token.verifierHash.prefix(31)))
+        #expect(!token.matches(Data()))
+        #expect(!token.matches(Data(token.verifier.utf8)), "the secret itself is not its hash")
+        let sibling = ActionToken(selector: token.selector, verifier: ActionToken.mint().verifier)
+        #expect(!sibling.matches(token.verifierHash), "the same selector with another secret is a forgery")
+    }
+}
