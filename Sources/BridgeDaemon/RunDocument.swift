@@ -38,7 +38,8 @@ public enum RunDocument {
                     pushes: try database.requests(for: state.key),
                     deliveries: try database.listDeliveries(run: state.key, limit: 500),
                     alerts: try database.alerts(repository: state.key.repository, runID: runID),
-                    target: activity?.stored.session.identity.target))
+                    target: activity?.stored.session.identity.target,
+                    actions: try database.actions(repository: state.key.repository, runID: runID)))
         }
         return .array(documents)
     }
@@ -74,11 +75,12 @@ public enum RunDocument {
     public static func attempt(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
         acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord], alerts: [AlertRecord] = [],
-        target: ActivityTarget? = nil
+        target: ActivityTarget? = nil, actions: [ActionRecord] = []
     ) -> JSONValue {
         let state = stored.state
         return [
             "alerts": .array(alerts.filter { $0.run == state.key }.map(Self.alert)),
+            "actions": .array(actions.filter { $0.run == state.key }.map(ActionSummary.json)),
             "repository": .string(state.key.repository), "run_id": .number(Double(state.key.runID)),
             "attempt": .number(Double(state.key.attempt)),
             "workflow": state.workflowName.map { .string($0) } ?? .null,

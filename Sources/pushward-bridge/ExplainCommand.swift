@@ -70,7 +70,9 @@ enum ExplainCommand {
                         settings: settings,
                         alerts: try database.alerts(
                             repository: stored.state.key.repository, runID: stored.state.key.runID),
-                        recovered: try database.recoveryRequests(deliveries.map(\.id))
+                        recovered: try database.recoveryRequests(deliveries.map(\.id)),
+                        actions: try database.actions(
+                            repository: stored.state.key.repository, runID: stored.state.key.runID)
                     ))
                 // Right after the sentence that names the run: what follows is read knowing it.
                 if let notice = RetentionNotice.prunedDeliveries(

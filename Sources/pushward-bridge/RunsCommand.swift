@@ -117,12 +117,14 @@ enum RunsCommand {
             let deliveries = try database.listDeliveries(run: state.key, limit: 500)
             let alerts = try database.alerts(repository: state.key.repository, runID: state.key.runID)
                 .filter { $0.run == state.key }
+            let actions = try database.actions(repository: state.key.repository, runID: state.key.runID)
+                .filter { $0.run == state.key }
             let desired = ownsActivity ? activity?.stored.desired : nil
             let acknowledged = ownsActivity ? activity?.acknowledged : nil
             var document = RunDocument.attempt(
                 stored, plan: plan, ownsActivity: ownsActivity, phase: activity?.stored.session.phase, desired: desired,
                 acknowledged: acknowledged, pushes: pushes, deliveries: deliveries, alerts: alerts,
-                target: activity?.stored.session.identity.target)
+                target: activity?.stored.session.identity.target, actions: actions)
             if let notice = RetentionNotice.prunedDeliveries(
                 stored, remaining: deliveries.count, mark: deliveriesMark),
                 case .object(var object) = document
@@ -134,7 +136,8 @@ enum RunsCommand {
             documents.append(document)
             text += describe(
                 stored, plan: plan, ownsActivity: ownsActivity, session: activity?.stored.session, desired: desired,
-                acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, alerts: alerts, options: options)
+                acknowledged: acknowledged, deliveries: deliveries, pushes: pushes, alerts: alerts, actions: actions,
+                options: options)
         }
         if json {
             print(JSONValue.array(documents).canonicalString)
@@ -154,7 +157,7 @@ enum RunsCommand {
     static func describe(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, session: ActivitySession?, desired: JSONValue?,
         acknowledged: JSONValue?, deliveries: [DeliveryRecord], pushes: [RequestRecord], alerts: [AlertRecord] = [],
-        options: TextOptions
+        actions: [ActionRecord] = [], options: TextOptions
     ) -> String {
         // Names, reasons and bodies below come from payloads and PushWard's answers: each goes
         // through `safe` (controls made visible) before it joins the text; the card drawing
@@ -212,6 +215,10 @@ enum RunsCommand {
         if !alerts.isEmpty {
             text += "\nalerts:\n"
             for alert in alerts { text += "  \(safe(AlertSummary.sentence(alert)))\n" }
+        }
+        if !actions.isEmpty {
+            text += "\nactions from phones:\n"
+            for action in actions { text += "  \(safe(ActionSummary.sentence(action)))\n" }
         }
         if ownsActivity {
             // JSON escapes C0 but writes C1 and bidi characters as they are.

@@ -321,6 +321,44 @@ struct ActionEndToEndTests {
         await bridge.daemon.shutdown()
     }
 
+    @Test("the audit in /api/runs/{id}, explain and the status page, hostile names escaped for each")
+    func auditSurfaces() async throws {
+        let bridge = try Bridge()
+        let environment = "prod<script>alert(1)</script>\u{202E}\u{1B}[2J"
+        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 10, [.init(id: 5, name: environment)])
+        bridge.deliver(Self.waiting(Self.script(10), environment: environment))
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        let actions = try #require(bridge.pushward.acceptedNotifications.first?.body["actions"]?.arrayValue)
+        #expect(try await bridge.press(try #require(actions[0]["url"]?.stringValue)).status == 200)
+
+        let port = bridge.daemon.adminPort
+        let document = try JSONValue(parsing: Data(try await AlertEndToEndTests.get("/api/runs/10", port: port).utf8))
+        let recorded = try #require(document.arrayValue?.first?["actions"]?.arrayValue?.first)
+        #expect(recorded["action"] == "approve")
+        #expect(recorded["environment"] == .string(environment), "JSON keeps the name as it is, escaped by JSON")
+        #expect(recorded["state"] == "done")
+        #expect(recorded["person"] == "anyone the key reaches")
+        #expect(recorded["surface"]?.stringValue?.hasPrefix("alert ") == true)
+
+        let page = try await AlertEndToEndTests.get("/", port: port)
+        #expect(page.contains("<section id=\"actions\">"))
+        #expect(page.contains("data-action=\"approve\" data-state=\"done\""))
+        #expect(page.contains("an approval of prod&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!page.contains("<script>") && !page.contains("\u{202E}") && !page.contains("\u{1B}"))
+
+        let database = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        let stored = try #require(try database.runAttempts(runID: 10).first)
+        let sentences = RunExplanation.sentences(
+            RunExplanation.Facts(
+                run: stored, session: nil, acknowledged: nil, requests: [], deliveries: [],
+                settings: ActivitySettings(),
+                actions: try database.actions(repository: "acme/widgets", runID: 10)))
+        let said = try #require(sentences.first { $0.contains("asked for an approval") })
+        #expect(said.contains("anyone the key reaches asked for an approval of prod<script>"))
+        #expect(said.hasSuffix("GitHub took it."))
+        await bridge.daemon.shutdown()
+    }
+
     @Test("rules decide the buttons: a branch without a rule gets none, and a card without actions keeps its link")
     func rules() async throws {
         let bridge = try Bridge(

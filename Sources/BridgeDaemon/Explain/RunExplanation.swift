@@ -17,11 +17,13 @@ public enum RunExplanation {
         public var alerts: [AlertRecord]
         /// The redeliveries recovery asked GitHub for, by GUID, among `deliveries`.
         public var recovered: [String: RecoveryRequest]
+        /// The buttons pressed for the run id (every attempt's), from phones.
+        public var actions: [ActionRecord]
 
         public init(
             run: StoredRun, session: StoredSession?, acknowledged: JSONValue?, requests: [RequestRecord],
             deliveries: [DeliveryRecord], settings: ActivitySettings, alerts: [AlertRecord] = [],
-            recovered: [String: RecoveryRequest] = [:]
+            recovered: [String: RecoveryRequest] = [:], actions: [ActionRecord] = []
         ) {
             self.run = run
             self.session = session
@@ -31,6 +33,7 @@ public enum RunExplanation {
             self.settings = settings
             self.alerts = alerts
             self.recovered = recovered
+            self.actions = actions
         }
     }
 
@@ -54,6 +57,7 @@ public enum RunExplanation {
         sentences += ending(facts)
         sentences += problems(facts)
         sentences += facts.alerts.filter { $0.run == state.key }.map(AlertSummary.sentence)
+        sentences += facts.actions.filter { $0.run == state.key }.map(ActionSummary.sentence)
         sentences += deliveries(facts.deliveries, recovered: facts.recovered)
         return sentences
     }

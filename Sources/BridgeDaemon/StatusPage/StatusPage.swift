@@ -47,6 +47,7 @@ public enum StatusPage {
         }
         if let standing { html += budgetSection(snapshot, budget: standing.budget) }
         if let recovery = snapshot.recovery { html += recoverySection(recovery) }
+        if !snapshot.actions.isEmpty { html += actionsSection(snapshot.actions) }
         if snapshot.runs.isEmpty {
             html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
             html += " and Workflow jobs) at this bridge's <code>/webhook</code>; runs show up here as they"
@@ -209,6 +210,19 @@ public enum StatusPage {
             html += "<p class=\"problem\" role=\"alert\">\(Markup.escaped(problem))</p>"
         }
         return html + "</section>"
+    }
+
+    /// The newest presses of buttons on phones: who asked what of which run, and GitHub's answer.
+    static func actionsSection(_ actions: [ActionRecord]) -> String {
+        var html = "<section id=\"actions\"><h2>Actions from phones</h2><ul class=\"actions\">"
+        for action in actions {
+            html += "<li data-action=\"\(action.kind.rawValue)\" data-state=\"\(action.state.rawValue)\">"
+            html += "<span class=\"dim\">\(Markup.escaped(clock(action.pressedAt))) UTC</span> "
+            html += "\(Markup.escaped(action.run.repository)) run \(action.run.runID) attempt \(action.run.attempt): "
+            html += "\(Markup.escaped(action.person)) asked for \(Markup.escaped(ActionSummary.what(action))) "
+            html += "from the \(Markup.escaped(action.surface)); \(Markup.escaped(ActionSummary.outcome(action)))</li>"
+        }
+        return html + "</ul></section>"
     }
 
     static func budgetSummary(_ standing: (budget: PushBudget?, levelInForce: Fidelity?)) -> String {

@@ -104,6 +104,8 @@ public struct StatusSnapshot: Sendable {
     public var notices: [String] = []
     /// What recovery from GitHub last did; nil without `github.api`.
     public var recovery: RecoveryBoard.Standing?
+    /// The newest buttons pressed on phones (`actions`), newest first.
+    public var actions: [ActionRecord] = []
 
     public init(
         runs: [Run], takenAt: UnixTime, pushDays: [BudgetChart.Day] = [], decisions: [BudgetChart.Decision] = []
@@ -164,8 +166,13 @@ public struct StatusSnapshot: Sendable {
                 ? BudgetChart.Decision(at: decision.at, level: nil)
                 : Fidelity(rawValue: decision.level ?? "").map { BudgetChart.Decision(at: decision.at, level: $0) }
         }
-        return StatusSnapshot(runs: runs, takenAt: now, pushDays: days, decisions: decisions)
+        var snapshot = StatusSnapshot(runs: runs, takenAt: now, pushDays: days, decisions: decisions)
+        snapshot.actions = try database.recentActions(limit: actionLimit)
+        return snapshot
     }
+
+    /// How many presses the page lists: a day's worth for a team, one index read.
+    public static let actionLimit = 10
 
     /// The card as this run's own acknowledged requests left it. A run that lost its card to a
     /// newer one still deserves a drawing; its first frame set every field, so its requests alone
