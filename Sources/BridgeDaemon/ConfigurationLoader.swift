@@ -283,6 +283,28 @@ public enum ConfigurationLoader {
             ],
             "alerts": configuration.alerts.isEnabled ? alerts(configuration.alerts) : .null,
             "routing": configuration.routing.isEnabled ? routing(configuration.routing) : .null,
+            "actions": configuration.actions.map(actions) ?? .null,
+        ]
+    }
+
+    /// `offer` lists reject beside approve: it is what the buttons will be.
+    static func actions(_ settings: ActionSettings) -> JSONValue {
+        func globs(_ patterns: [GlobPattern]) -> JSONValue {
+            .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
+        }
+        return [
+            "public_url": .string(settings.publicURL),
+            "button_url": .string(settings.publicURL + ActionSettings.pathPrefix + "<token>"),
+            "token_ttl": .number(Double(settings.tokenTTL)),
+            "require_authentication": .bool(settings.requireAuthentication),
+            "rules": .array(
+                settings.rules.map { rule in
+                    [
+                        "offer": .array(rule.offer.sorted().map { .string($0.rawValue) }),
+                        "repositories": globs(rule.repositories), "workflows": globs(rule.workflows),
+                        "branches": globs(rule.branches),
+                    ]
+                }),
         ]
     }
 

@@ -45,15 +45,17 @@ public struct Dispatcher: Sendable {
     }
 
     private func send(_ alert: AlertRecord) async {
-        let body = await service.armed(
-            alert, body: (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:]), at: clock())
+        let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
+        // Dry-run sends nothing, so no button needs a live token.
+        let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
         let answer = await transport.notify(body)
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
     private func send(_ planned: PlannedRequest) async {
         let started = DispatchTime.now().uptimeNanoseconds
-        let request = service.sendsButtons ? await service.armed(planned, at: clock()) : planned.request
+        let request =
+            service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
         let answer = await transport.send(request)
         if !transport.isDryRun {
             service.metrics.observe(

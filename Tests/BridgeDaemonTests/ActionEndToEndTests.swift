@@ -69,8 +69,11 @@ struct ActionEndToEndTests {
             }
         }
 
+        /// The card's slug: the repository's, or a routed person's own.
+        var slug = RecoveryEndToEndTests.slug
+
         /// The card as PushWard holds it.
-        var card: StoredActivity? { pushward.activities[RecoveryEndToEndTests.slug] }
+        var card: StoredActivity? { pushward.activities[slug] }
 
         /// The URL of the card's secondary button, when it acts (points at `/actions/`).
         var cardButton: (title: String, url: String)? {
@@ -356,6 +359,26 @@ struct ActionEndToEndTests {
         let said = try #require(sentences.first { $0.contains("asked for an approval") })
         #expect(said.contains("anyone the key reaches asked for an approval of prod<script>"))
         #expect(said.hasSuffix("GitHub took it."))
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("routed to a person: the card says who asked, the audit names the PushWard member")
+    func routed() async throws {
+        let bridge = try Bridge(topLevel: RoutingEndToEndTests.routed)
+        bridge.pushward.setKeyKind(.organisation)
+        bridge.slug = RoutingEndToEndTests.personalSlug
+        bridge.deliver(Self.script(11).deliveries(waves: Self.failing))
+        #expect(await Self.eventually { bridge.card?.state == "ended" && bridge.cardButton != nil })
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        #expect(bridge.pushward.acceptedNotifications.first?.body["target"] == ["members": ["usr_123"]])
+        #expect(try await bridge.press(try #require(bridge.cardButton).url).status == 200)
+        #expect(
+            await Self.eventually {
+                bridge.card?.content["state"] == "Re-run requested by octocat"
+            })
+        let audit = try #require(try bridge.actions(runID: 11).first)
+        #expect(audit.person == "octocat (members usr_123)")
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
         await bridge.daemon.shutdown()
     }
 

@@ -215,6 +215,36 @@ struct CLITests {
         return try directory.write("config.json", json)
     }
 
+    @Test("check-config prints actions with the buttons' URL; actions without github.api is exit 78 naming the key")
+    func checkConfigActions() async throws {
+        let directory = try ScratchDirectory()
+        func config(_ name: String, api: Bool) throws -> String {
+            let github = api ? #", "api": {"token": "ghp_secret_token_value"}"# : ""
+            return try directory.write(
+                name,
+                """
+                {"database": "\(directory.path("bridge.sqlite"))",
+                 "github": {"webhook_secrets": ["\(Self.secret)"]\(github)},
+                 "pushward": {"budget": "unlimited"},
+                 "actions": {"public_url": "https://hooks.example.com/", "token_ttl": "30m",
+                             "rules": [{"offer": ["approve"], "repositories": ["acme/*"]}]}}
+                """)
+        }
+        let good = try await BridgeProcess.run(
+            ["check-config", "--config", try config("good.json", api: true)], in: directory)
+        #expect(good.status == 0, "\(good.stderr)")
+        let actions = good.json?["actions"]
+        #expect(actions?["button_url"] == "https://hooks.example.com/actions/<token>")
+        #expect(actions?["token_ttl"] == 1_800)
+        #expect(actions?["require_authentication"] == true)
+        #expect(actions?["rules"]?.arrayValue?.first?["offer"] == ["approve", "reject"])
+        #expect(!good.stdout.contains("ghp_secret_token_value"))
+        let bad = try await BridgeProcess.run(
+            ["check-config", "--config", try config("bad.json", api: false)], in: directory)
+        #expect(bad.status == 78)
+        #expect(bad.stderr.contains("actions") && bad.stderr.contains("github.api"), "\(bad.stderr)")
+    }
+
     @Test("check-config prints alerts and routing, and says when PushWard refused this key's targets")
     func checkConfigRouting() async throws {
         let directory = try ScratchDirectory()

@@ -39,11 +39,13 @@ extension BridgeEngine {
         }
     }
 
-    /// Who a run's buttons go to: the routed person's login, else the routing target, else nil
-    /// (everyone the key reaches).
+    /// Who a run's buttons go to: the routed person's login (and the PushWard member it maps to),
+    /// else the routing target, else nil (everyone the key reaches).
     public func recipient(of state: RunState) -> (person: String?, description: String?) {
         let route = route(for: state)
-        return (route.person, route.person ?? route.target.map(\.description))
+        let target = route.target.map(\.description)
+        guard let person = route.person else { return (nil, target) }
+        return (person, target.map { "\(person) (\($0))" } ?? person)
     }
 
     /// The environment a review button of the run answers: the first waiting job's.
