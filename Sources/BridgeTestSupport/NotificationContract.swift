@@ -20,13 +20,7 @@ public enum NotificationContract {
         var found: [ContractViolation] = []
         func fail(_ field: String, _ rule: String) { found.append(ContractViolation(field: field, rule: rule)) }
         func text(_ field: String, _ range: ClosedRange<Int>, required: Bool = false) {
-            guard let value = object[field] else {
-                if required { fail(field, "required") }
-                return
-            }
-            guard let string = value.stringValue else { return fail(field, "must be a string") }
-            let count = string.unicodeScalars.count
-            if !range.contains(count) { fail(field, "must be \(range.lowerBound)–\(range.upperBound) characters") }
+            if let rule = textProblem(object[field], range, required: required) { fail(field, rule) }
         }
         for key in object.keys.sorted() where !members.contains(key) { fail(key, "unknown member") }
         text("title", 1...256, required: true)
@@ -53,6 +47,15 @@ public enum NotificationContract {
         return found
     }
 
+    /// What is wrong with a string member of `range` Unicode scalars; nil when it is right or absent
+    /// and not `required`.
+    static func textProblem(_ value: JSONValue?, _ range: ClosedRange<Int>, required: Bool) -> String? {
+        guard let value else { return required ? "required" : nil }
+        guard let string = value.stringValue else { return "must be a string" }
+        return range.contains(string.unicodeScalars.count)
+            ? nil : "must be \(range.lowerBound)–\(range.upperBound) characters"
+    }
+
     /// The HTTP methods an action may name (`NotificationAction.method`).
     public static let actionMethods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"]
     static let actionMembers: Set<String> = [
@@ -74,15 +77,8 @@ public enum NotificationContract {
                 continue
             }
             func text(_ key: String, _ range: ClosedRange<Int>, required: Bool = false) {
-                guard let value = action[key] else {
-                    if required { found.append((field + "." + key, "required")) }
-                    return
-                }
-                guard let string = value.stringValue else {
-                    return found.append((field + "." + key, "must be a string"))
-                }
-                if !range.contains(string.unicodeScalars.count) {
-                    found.append((field + "." + key, "must be \(range.lowerBound)–\(range.upperBound) characters"))
+                if let rule = textProblem(action[key], range, required: required) {
+                    found.append((field + "." + key, rule))
                 }
             }
             for key in action.keys.sorted() where !actionMembers.contains(key) {

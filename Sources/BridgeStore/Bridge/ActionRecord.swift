@@ -209,21 +209,13 @@ extension BridgeDatabase {
     /// Removes up to `limit` tokens that expired before `cutoff`. Returns how many.
     @discardableResult
     public func pruneActionTokens(expiredBefore cutoff: UnixTime, limit: Int = retentionBatchSize) throws -> Int {
-        try connection.run(
-            """
-            DELETE FROM action_tokens WHERE selector IN (
-                SELECT selector FROM action_tokens WHERE expires_at < ? LIMIT ?)
-            """, [.real(cutoff), .integer(Int64(limit))])
-        return connection.changes
+        try deleteBatch(from: "action_tokens", olderThan: cutoff, in: "expires_at", limit: limit)
     }
 
     /// Removes up to `limit` audit rows of presses before `cutoff` (the runs' retention). Returns how many.
     @discardableResult
     public func pruneActions(pressedBefore cutoff: UnixTime, limit: Int = retentionBatchSize) throws -> Int {
-        try connection.run(
-            "DELETE FROM actions WHERE id IN (SELECT id FROM actions WHERE pressed_at < ? LIMIT ?)",
-            [.real(cutoff), .integer(Int64(limit))])
-        return connection.changes
+        try deleteBatch(from: "actions", olderThan: cutoff, in: "pressed_at", limit: limit)
     }
 
     static let actionColumns = """

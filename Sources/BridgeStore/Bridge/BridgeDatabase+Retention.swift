@@ -94,11 +94,16 @@ extension BridgeDatabase {
     /// Removes up to `limit` redelivery requests last made before `cutoff`. Returns how many.
     @discardableResult
     public func pruneRecoveryRequests(before cutoff: UnixTime, limit: Int = retentionBatchSize) throws -> Int {
+        try deleteBatch(from: "recovery_requests", olderThan: cutoff, in: "last_requested_at", limit: limit)
+    }
+
+    /// Deletes up to `limit` rows of `table` whose `column` (indexed) is before `cutoff`: one
+    /// short batch of a table that only ever loses its oldest rows. Returns how many.
+    /// `table` and `column` are this file's constants, never input.
+    func deleteBatch(from table: String, olderThan cutoff: UnixTime, in column: String, limit: Int) throws -> Int {
         try connection.run(
-            """
-            DELETE FROM recovery_requests WHERE rowid IN (
-                SELECT rowid FROM recovery_requests WHERE last_requested_at < ? LIMIT ?)
-            """, [.real(cutoff), .integer(Int64(limit))])
+            "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE \(column) < ? LIMIT ?)",
+            [.real(cutoff), .integer(Int64(limit))])
         return connection.changes
     }
 
