@@ -266,7 +266,8 @@ public enum ConfigurationLoader {
                 }(),
             ],
             "activity": [
-                "scope": .string(activity.scope.rawValue), "icon": .string(activity.icon),
+                "scope": .string(activity.scope.rawValue), "template": .string(activity.template.rawValue),
+                "icon": .string(activity.icon),
                 "step_colors": .bool(activity.stepColors), "completion_grace": .number(activity.completionGrace),
             ],
             "retention": [

@@ -24,6 +24,13 @@ public enum ContractValidator {
         "start_date", "end_date", "image_url", "image_shape", "image_thumbhash", "compact_label",
     ]
 
+    /// Every content key the generic template knows (`PUSHWARD-MORE.md` §6, `generic-template.txt`).
+    public static let genericContentKeys: Set<String> = [
+        "template", "progress", "state", "icon", "subtitle", "accent_color", "background_color", "text_color", "url",
+        "secondary_url", "url_action", "secondary_url_action", "tap_action", "live_progress", "duration",
+        "start_date", "end_date", "remaining_time", "image_url", "image_shape", "image_thumbhash", "compact_label",
+    ]
+
     /// The largest TTL PushWard accepts (30 days), in seconds.
     public static let maximumTTL = 2_592_000
 
@@ -44,18 +51,20 @@ public enum ContractValidator {
         }
     }
 
-    /// Violations of a whole stored steps-template content document (not a patch: `null` members
-    /// are type violations here). `now`, when given, also bounds `end_date` to 5 years ahead.
+    /// Violations of a whole stored content document of the steps or the generic template (not a
+    /// patch: `null` members are type violations here). `now`, when given, also bounds `end_date`
+    /// to 5 years ahead.
     public static func validateContent(
         _ content: [String: JSONValue], at now: UnixTime? = nil
     ) -> [ContractViolation] {
         var check = Checker()
-        for key in content.keys.sorted() where !contentKeys.contains(key) {
+        let generic = content["template"] == "generic"
+        for key in content.keys.sorted() where !(generic ? genericContentKeys : contentKeys).contains(key) {
             check.fail(key, "unknown content field")
         }
 
         if let template = content["template"] {
-            if template != "steps" { check.fail("template", "must be \"steps\"") }
+            if template != "steps" && !generic { check.fail("template", "must be \"steps\" or \"generic\"") }
         } else {
             check.fail("template", "required")
         }
@@ -68,10 +77,13 @@ public enum ContractValidator {
         } else {
             check.fail("progress", "required")
         }
-        let total = check.integer(content["total_steps"], "total_steps", in: 1...64, required: true)
-        check.integer(content["current_step"], "current_step", in: 0...(total ?? Int.max), required: true)
-
-        checkPerStepArrays(content, total: total, into: &check)
+        if generic {
+            check.integer(content["remaining_time"], "remaining_time", in: 0...Int.max)
+        } else {
+            let total = check.integer(content["total_steps"], "total_steps", in: 1...64, required: true)
+            check.integer(content["current_step"], "current_step", in: 0...(total ?? Int.max), required: true)
+            checkPerStepArrays(content, total: total, into: &check)
+        }
 
         check.string(content["state"], "state", maxCharacters: 256)
         check.string(content["subtitle"], "subtitle", maxCharacters: 256)
@@ -183,7 +195,9 @@ public enum ContractValidator {
     private static func checkContentPatch(
         _ patch: [String: JSONValue], stored: StoredActivity, into check: inout Checker
     ) {
-        for key in patch.keys.sorted() where !contentKeys.contains(key) {
+        // Either template's key may be sent (a `null` clears what the other template left); what
+        // the result may hold is `validateContent`'s to say.
+        for key in patch.keys.sorted() where !contentKeys.contains(key) && !genericContentKeys.contains(key) {
             check.fail("content." + key, "unknown content field")
         }
         if let duration = patch["duration"], !duration.isNull, PushWardActivityModel.parseDuration(duration) == nil {

@@ -1,11 +1,12 @@
 import BridgeCore
 import Foundation
 
-/// `render FILE… [--config PATH] [--fidelity LEVEL] [--budget N --used M] [--summary]`: recorded deliveries through the core, no network; prints the
+/// `render FILE… [--config PATH] [--fidelity LEVEL] [--template NAME] [--budget N --used M] [--summary]`: recorded deliveries through the core, no network; prints the
 /// PushWard requests it would make, one JSON object per line.
 enum RenderCommand {
     static let help = """
-        Usage: pushward-bridge render FILE... [--config PATH] [--fidelity LEVEL] [--budget N [--used M]] [--summary]
+        Usage: pushward-bridge render FILE... [--config PATH] [--fidelity LEVEL] [--template steps|generic]
+                                      [--budget N [--used M]] [--summary]
 
         Feeds recorded deliveries through the bridge's core with a simulated clock (driven by the
         payloads' timestamps) and a simulated PushWard that acknowledges everything, and prints each
@@ -17,7 +18,8 @@ enum RenderCommand {
         history for later ones. --config applies the activity settings and filters of a
         configuration file, the push economy among them (fidelity, coalesce, max_updates_per_hour,
         min_update_interval); --fidelity full|steps|milestones overrides its level, to see what a
-        level costs before turning it on. --budget N [--used M] simulates an account with N updates
+        level costs before turning it on; --template steps|generic overrides activity.template, to
+        see a run as one bar. --budget N [--used M] simulates an account with N updates
         a month of which M are spent, resetting just after the input's last delivery: with
         fidelity auto the planner picks each run's level (or no card) from it, and every request
         counts against it. --summary adds, on standard error, the updates (POST + PATCH) each card
@@ -36,7 +38,9 @@ enum RenderCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config", "fidelity", "budget", "used"], flags: ["summary"], help: help) {
+        switch CLI.parse(
+            arguments, valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"], help: help)
+        {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }
@@ -55,6 +59,13 @@ enum RenderCommand {
                 return CLI.usage("--fidelity must be one of \(levels)", help: help)
             }
             configuration.activity.fidelity = fidelity
+        }
+        if let name = parsed.options["template"] {
+            guard let template = ActivitySettings.Template(rawValue: name) else {
+                let names = ActivitySettings.Template.allCases.map(\.rawValue).joined(separator: ", ")
+                return CLI.usage("--template must be one of \(names)", help: help)
+            }
+            configuration.activity.template = template
         }
         let deliveries: [RecordedDelivery]
         switch CLI.loadRecordings(parsed.positionals) {

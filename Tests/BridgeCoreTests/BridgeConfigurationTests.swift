@@ -40,6 +40,7 @@ struct BridgeConfigurationTests {
           },
           "activity": {
             "scope": "workflow",
+            "template": "generic",
             "icon": "hammer",
             "step_colors": false,
             "completion_grace": "1h30m"
@@ -74,6 +75,7 @@ struct BridgeConfigurationTests {
         expected.activity.endDisplayTime = 3
         expected.activity.minUpdateInterval = 2
         expected.activity.scope = .workflow
+        expected.activity.template = .generic
         expected.activity.icon = "hammer"
         expected.activity.stepColors = false
         expected.activity.completionGrace = 5_400
@@ -99,6 +101,7 @@ struct BridgeConfigurationTests {
         #expect(configuration.activity.endDisplayTime == 3)
         #expect(configuration.activity.minUpdateInterval == 2)
         #expect(configuration.activity.scope == .workflow)
+        #expect(configuration.activity.template == .generic)
         #expect(configuration.activity.icon == "hammer")
         #expect(configuration.activity.stepColors == false)
         #expect(configuration.activity.completionGrace == 5_400)
@@ -246,6 +249,8 @@ struct BridgeConfigurationTests {
             (#"{"activity": {"step_colors": "yes"}}"#, "activity.step_colors"),
             (#"{"activity": {"icon": 3}}"#, "activity.icon"),
             (#"{"activity": {"scope": 1}}"#, "activity.scope"),
+            (#"{"activity": {"template": "countdown"}}"#, "activity.template"),
+            (#"{"activity": {"template": true}}"#, "activity.template"),
             (#"{"filters": {"workflows": ["CI"]}}"#, "filters.workflows"),
             (#"{"filters": {"repositories": {"include": "acme/*"}}}"#, "filters.repositories.include"),
             (#"{"filters": {"events": {"exclude": [null]}}}"#, "filters.events.exclude"),

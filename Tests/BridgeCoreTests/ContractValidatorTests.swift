@@ -359,7 +359,7 @@ import Testing
 
     static let contentBreaches: [Breach] = [
         Breach("colour", "colour", "red"),
-        Breach("template", "template", "generic"), Breach("template", "template", nil),
+        Breach("template", "template", "countdown"), Breach("template", "template", nil),
         Breach("progress", "progress", nil), Breach("progress", "progress", 1.5), Breach("progress", "progress", -0.1),
         Breach("progress", "progress", "0.5"), Breach("progress", "progress", .number(.infinity)),
         Breach("progress", "progress", .number(.nan)), Breach("progress", "progress", true),

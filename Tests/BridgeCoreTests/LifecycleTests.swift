@@ -279,10 +279,11 @@ struct LifecycleTests {
         let patch = Reconciler.windowPatch(
             desired: desired,
             acknowledged: ["current_step": 2, "live_progress": true, "end_date": 100, "start_date": 50],
-            now: 60)
+            shownStep: 2, now: 60)
         #expect(patch == ["live_progress": .null, "end_date": .null, "start_date": .null])
         let unchanged = Reconciler.windowPatch(
-            desired: desired, acknowledged: ["current_step": 3, "live_progress": true, "end_date": 100], now: 60)
+            desired: desired, acknowledged: ["current_step": 3, "live_progress": true, "end_date": 100], shownStep: 3,
+            now: 60)
         #expect(unchanged.isEmpty)
     }
 

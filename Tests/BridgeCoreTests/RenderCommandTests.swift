@@ -66,6 +66,17 @@ struct RenderCommandTests {
         #expect(roomy.stderr.contains(": full, "), "\(roomy.stderr)")
         #expect(!lines(roomy).isEmpty)
 
+        // The same run as one bar: every frame of the generic template, the same lifecycle.
+        let bar = try BridgeBinary.run(["render"] + run + ["--template", "generic"])
+        #expect(bar.status == 0, "\(bar.stderr)")
+        let frames = lines(bar).compactMap { try? JSONValue(parsing: Data($0.utf8)) }
+        #expect(frames.first?["method"] == "POST")
+        #expect(frames.last?["body"] == ["state": "ended"])
+        let contents = frames.compactMap { $0["body"]?["content"] }
+        #expect(!contents.isEmpty && contents.allSatisfy { $0["template"] == nil || $0["template"] == "generic" })
+        #expect(contents.contains { $0["template"] == "generic" })
+        #expect(try BridgeBinary.run(["render"] + run + ["--template", "countdown"]).status == 64)
+
         let bad = try BridgeBinary.run(["render"] + run + ["--fidelity", "loud"])
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("--fidelity must be one of"))

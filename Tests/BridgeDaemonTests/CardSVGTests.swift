@@ -119,6 +119,21 @@ struct CardSVGTests {
         #expect(Self.attribute("fill", of: "icon", in: svg) == ["rgb(255,149,0)"])
     }
 
+    @Test("the generic template draws one bar filled to progress, with the percentage")
+    func genericBar() {
+        let content: JSONValue = [
+            "template": "generic", "state": "Build <b>", "progress": 0.25, "accent_color": "teal",
+            "subtitle": "acme/widgets / CI",
+        ]
+        let svg = Self.render(content)
+        #expect(svg.contains("data-style=\"bar\""))
+        #expect(Self.count("step", in: svg) == 1)
+        #expect(Self.attribute("data-fill", of: "step", in: svg) == ["0.25"])
+        #expect(Self.attribute("data-color", of: "step", in: svg) == ["teal"])
+        #expect(svg.contains(">25%<"))
+        #expect(svg.contains("Build &lt;b&gt;") && !svg.contains("<b>"))
+    }
+
     @Test("the live window is drawn only with live_progress and an end_date, with its ETA")
     func liveWindow() {
         var content = Self.matrix.objectValue!

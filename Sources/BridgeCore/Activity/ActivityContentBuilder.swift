@@ -23,6 +23,9 @@ public struct ActivityContentBuilder: Sendable {
         for run: RunState, plan: StepPlan, end: EndAppearance?, actions: ActionSettings? = nil,
         offers: Set<ActionKind> = []
     ) -> DesiredActivity {
+        if settings.template == .generic {
+            return generic(for: run, plan: plan, end: end, actions: actions, offers: offers)
+        }
         let total = plan.totalSteps
         let weights = Self.weights(for: plan)
         let current = end != nil ? total : plan.currentStep
@@ -35,21 +38,8 @@ public struct ActivityContentBuilder: Sendable {
             "step_rows": .array(Self.padded(plan.groups.map { .number(Double($0.rows)) }, to: total, with: 1)),
             "step_labels": .array(Self.padded(plan.groups.map { .string(Self.label($0.name)) }, to: total, with: "")),
         ]
-        // A link the payload made unacceptable to PushWard is left off (see `LinkURL`).
-        let runURL = run.runURL
-        if LinkURL.isAcceptable(runURL) {
-            content["url"] = .string(runURL)
-            content["url_action"] = ["url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))]
-        }
-        if let secondary = run.secondaryURL, LinkURL.isAcceptable(secondary.url) {
-            content["secondary_url"] = .string(secondary.url)
-            content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
-        }
         let note = run.currentActionNote
-        if let actions, let kind = Self.button(for: run, isEnd: end != nil, offers: offers, note: note) {
-            // The secondary button acts; the legacy `secondary_url` keeps the link for older apps.
-            content["secondary_url_action"] = actions.cardButton(kind)
-        }
+        content.merge(links(for: run, isEnd: end != nil, actions: actions, offers: offers, note: note)) { $1 }
         if let weights {
             content["step_weights"] = .array(weights.map { .number($0) })
         }
@@ -77,6 +67,30 @@ public struct ActivityContentBuilder: Sendable {
         }
         return DesiredActivity(
             run: run.key, content: content, window: window, isFinal: false, changedAt: run.lastChangeAt)
+    }
+
+    /// The card's links and buttons, the same on both templates: the run (`url`, `url_action`), the
+    /// commit or pull request (`secondary_url`), and in the secondary button the action the
+    /// `actions` rules offer, if any.
+    func links(
+        for run: RunState, isEnd: Bool, actions: ActionSettings?, offers: Set<ActionKind>, note: ActionNote?
+    ) -> [String: JSONValue] {
+        var content: [String: JSONValue] = [:]
+        // A link the payload made unacceptable to PushWard is left off (see `LinkURL`).
+        let runURL = run.runURL
+        if LinkURL.isAcceptable(runURL) {
+            content["url"] = .string(runURL)
+            content["url_action"] = ["url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))]
+        }
+        if let secondary = run.secondaryURL, LinkURL.isAcceptable(secondary.url) {
+            content["secondary_url"] = .string(secondary.url)
+            content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
+        }
+        if let actions, let kind = Self.button(for: run, isEnd: isEnd, offers: offers, note: note) {
+            // The secondary button acts; the legacy `secondary_url` keeps the link for older apps.
+            content["secondary_url_action"] = actions.cardButton(kind)
+        }
+        return content
     }
 
     /// The button a card offers: Cancel while the run goes, "Re-run failed jobs" on a failed

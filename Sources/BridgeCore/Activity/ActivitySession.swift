@@ -51,6 +51,11 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     public var recentUpdates: [UnixTime]?
     /// Requests PushWard acknowledged on this card since the bridge first drew it.
     public var totalUpdates: Int?
+    /// The step the acknowledged frame showed, for a template whose content does not say (generic).
+    public var acknowledgedStep: Int?
+
+    /// The step PushWard shows: the content's `current_step`, else what the bridge noted it sent.
+    public var shownStep: Int? { acknowledged?.content["current_step"]?.intValue ?? acknowledgedStep }
 
     public init(identity: ActivityIdentity) {
         self.identity = identity

@@ -22,11 +22,15 @@ public struct PlannedRequest: Sendable, Equatable {
     public var kind: Kind
     /// The run the request is for.
     public var run: RunKey
+    /// The step the card shows once PushWard takes it, for a template whose content does not say
+    /// (generic); nil otherwise.
+    public var step: Int?
 
-    public init(request: PushWardRequest, kind: Kind, run: RunKey) {
+    public init(request: PushWardRequest, kind: Kind, run: RunKey, step: Int? = nil) {
         self.request = request
         self.kind = kind
         self.run = run
+        self.step = step
     }
 }
 

@@ -13,10 +13,13 @@ public enum Reconciler {
         "secondary_url", "url_action", "secondary_url_action", "tap_action", "compact_label", "image_url",
         "image_shape", "image_thumbhash", "live_progress", "start_date", "end_date",
     ]
+    /// The generic template's fields besides those: a generic first frame also nulls the steps
+    /// fields, so a slug that drew steps before shows one clean bar.
+    public static let genericFields: [String] = ["remaining_time"]
     /// Arrays whose length must equal `total_steps`.
     public static let stepArrays = ["step_rows", "step_labels", "step_weights", "step_colors"]
     /// The live window lives outside the desired content; see `LiveWindow`.
-    static let windowFields: Set<String> = ["live_progress", "start_date", "end_date", "duration"]
+    static let windowFields: Set<String> = ["live_progress", "start_date", "end_date", "duration", "remaining_time"]
 
     public static func decide(
         session: ActivitySession, desired: DesiredActivity, settings: ActivitySettings, now: UnixTime
@@ -41,11 +44,12 @@ public enum Reconciler {
             guard desired.isFinal, let acknowledged = session.acknowledged, session.owner == desired.run else {
                 return .idle
             }
-            let content = diff(acknowledged: acknowledged.content, desired: desired, now: now)
+            let content = diff(
+                acknowledged: acknowledged.content, shownStep: session.shownStep, desired: desired, now: now)
             guard !content.isEmpty else { return .idle }
             if let wait = throttle(session, settings, now) { return wait }
             if let hold = capHold(session, settings, now, forEnd: false) { return hold }
-            return patch(slug, state: nil, content: content, kind: .correction, run: desired.run)
+            return patch(slug, state: nil, content: content, kind: .correction, desired: desired)
         case .needsCreate:
             if let hold = capHold(session, settings, now, forEnd: false) { return hold }
             var body: [String: JSONValue] = [
@@ -63,25 +67,27 @@ public enum Reconciler {
             if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
             // A run first seen already over goes straight to its end frame, as a full frame.
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .firstFrame
-            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
+            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, desired: desired)
         case .live where session.needsFullFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
             if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .update
-            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, run: desired.run)
+            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, desired: desired)
         case .live:
             let acknowledged = session.acknowledged
-            let content = diff(acknowledged: acknowledged?.content ?? [:], desired: desired, now: now)
+            let content = diff(
+                acknowledged: acknowledged?.content ?? [:], shownStep: session.shownStep, desired: desired, now: now)
             let stateChange = acknowledged?.state == "ongoing" ? nil : "ongoing"
             if desired.isFinal {
                 if let hold = capHold(session, settings, now, forEnd: true) { return hold }
-                return patch(slug, state: stateChange, content: content, kind: .finalFrame, run: desired.run)
+                return patch(
+                    slug, state: stateChange, content: finishing(content, desired), kind: .finalFrame, desired: desired)
             }
             let heartbeatAt = (session.lastPatchAt ?? now) + Double(staleTTL(session, settings)) / 2
             if content.isEmpty && stateChange == nil {
                 guard now >= heartbeatAt else { return .wait(until: heartbeatAt) }
                 if let hold = capHold(session, settings, now, forEnd: false) { return hold }
-                return patch(slug, state: "ongoing", content: [:], kind: .heartbeat, run: desired.run)
+                return patch(slug, state: "ongoing", content: [:], kind: .heartbeat, desired: desired)
             }
             if stateChange == nil,
                 let hold = pacing(
@@ -92,21 +98,32 @@ public enum Reconciler {
             }
             if let wait = throttle(session, settings, now) { return wait }
             if let hold = capHold(session, settings, now, forEnd: false) { return hold }
-            return patch(slug, state: stateChange, content: content, kind: .update, run: desired.run)
+            return patch(slug, state: stateChange, content: content, kind: .update, desired: desired)
         case .finalShown:
             let endAt = (session.finalShownAt ?? now) + settings.endDisplayTime
             guard now >= endAt else { return .wait(until: endAt) }
             if let hold = capHold(session, settings, now, forEnd: true) { return hold }
-            return patch(slug, state: "ended", content: [:], kind: .end, run: desired.run)
+            return patch(slug, state: "ended", content: [:], kind: .end, desired: desired)
         }
     }
 
     /// Every owned field set or nulled: what a first frame (or the frame after a refusal) sends.
     static func fullFrame(_ desired: DesiredActivity, now: UnixTime) -> [String: JSONValue] {
-        var content = Dictionary(uniqueKeysWithValues: ownedFields.map { ($0, JSONValue.null) })
+        let owned = desired.isGeneric ? ownedFields + genericFields : ownedFields
+        var content = Dictionary(uniqueKeysWithValues: owned.map { ($0, JSONValue.null) })
         content.merge(desired.content) { _, wanted in wanted }
-        content.merge(windowPatch(desired: desired, acknowledged: nil, now: now)) { _, window in window }
+        content.merge(windowPatch(desired: desired, acknowledged: nil, shownStep: nil, now: now)) { _, window in
+            window
+        }
         return content
+    }
+
+    /// The end frame's content: on the generic template it always clears the countdown, as the
+    /// template asks (a finished card must not keep counting toward an ETA), even when the bridge
+    /// believes none is showing.
+    static func finishing(_ content: [String: JSONValue], _ desired: DesiredActivity) -> [String: JSONValue] {
+        guard desired.isGeneric else { return content }
+        return content.merging(["end_date": .null, "live_progress": .null, "remaining_time": .null]) { sent, _ in sent }
     }
 
     /// The session after PushWard acknowledged `planned` (a 2xx).
@@ -118,6 +135,7 @@ public enum Reconciler {
         session.failures = 0
         session.rejectedBody = nil
         if planned.request.method == .patch { session.needsFullFrame = false }
+        if let step = planned.step { session.acknowledgedStep = step }
         // Every acknowledged request, a POST like a PATCH, is one of PushWard's updates.
         session.recentUpdates = session.updates(inHourBefore: now) + [now]
         session.totalUpdates = (session.totalUpdates ?? 0) + 1
@@ -155,9 +173,9 @@ public enum Reconciler {
 
     /// The content fields that differ, with `null` for fields to clear and every step array when
     /// `total_steps` changes; the window fields follow the step (see `windowPatch`).
-    static func diff(acknowledged: [String: JSONValue], desired: DesiredActivity, now: UnixTime)
-        -> [String: JSONValue]
-    {
+    static func diff(
+        acknowledged: [String: JSONValue], shownStep: Int?, desired: DesiredActivity, now: UnixTime
+    ) -> [String: JSONValue] {
         var patch: [String: JSONValue] = [:]
         for (key, wanted) in desired.content where acknowledged[key] != wanted {
             patch[key] = acknowledged[key].flatMap { MergePatch.diff(from: $0, to: wanted) } ?? wanted
@@ -168,24 +186,32 @@ public enum Reconciler {
         if patch["total_steps"] != nil {
             for key in stepArrays { if let array = desired.content[key] { patch[key] = array } }
         }
-        patch.merge(windowPatch(desired: desired, acknowledged: acknowledged, now: now)) { _, window in window }
+        patch.merge(windowPatch(desired: desired, acknowledged: acknowledged, shownStep: shownStep, now: now)) {
+            _, window in window
+        }
         return patch
     }
 
     /// The window fields for a request: a fresh `duration` when the step changes to one with an
     /// estimate, nulls when it changes to one without (or the run is over) and a window is showing,
-    /// nothing at all when the step did not change.
-    static func windowPatch(desired: DesiredActivity, acknowledged: [String: JSONValue]?, now: UnixTime)
-        -> [String: JSONValue]
-    {
-        let stepChanged = acknowledged?["current_step"] != desired.content["current_step"]
+    /// nothing at all when the step did not change. `shownStep` is the step PushWard shows
+    /// (`ActivitySession.shownStep`); nil with no acknowledged frame.
+    ///
+    /// On the generic template the window is the whole run's, and `remaining_time` rides with it.
+    static func windowPatch(
+        desired: DesiredActivity, acknowledged: [String: JSONValue]?, shownStep: Int?, now: UnixTime
+    ) -> [String: JSONValue] {
+        let stepChanged = acknowledged == nil || shownStep != desired.currentStep
         guard stepChanged || desired.isFinal else { return [:] }
         if !desired.isFinal, let window = desired.window, window.step == desired.currentStep,
             let remaining = window.remaining(at: now)
         {
-            return ["live_progress": true, "duration": .number(Double(remaining))]
+            var fields: [String: JSONValue] = ["live_progress": true, "duration": .number(Double(remaining))]
+            if desired.isGeneric { fields["remaining_time"] = .number(Double(remaining)) }
+            return fields
         }
-        let showing = ["live_progress", "start_date", "end_date"].filter { key in
+        let fields = ["live_progress", "start_date", "end_date"] + (desired.isGeneric ? ["remaining_time"] : [])
+        let showing = fields.filter { key in
             acknowledged.map { ($0[key].map { !$0.isNull }) ?? false } ?? true
         }
         return Dictionary(uniqueKeysWithValues: showing.map { ($0, JSONValue.null) })
@@ -203,8 +229,7 @@ public enum Reconciler {
         let level = session.fidelity ?? settings.fidelity
         let since = session.pendingSince ?? now
         let stepChange =
-            acknowledged["current_step"] != desired.content["current_step"]
-            || acknowledged["total_steps"] != desired.content["total_steps"]
+            session.shownStep != desired.currentStep || acknowledged["total_steps"] != desired.content["total_steps"]
         let (until, reason): (UnixTime, HoldReason)
         switch (stepChange, stepChange ? level.pushesStepChanges : level.pushesMinorChanges) {
         case (_, false): (until, reason) = (heartbeatAt, .belowLevel)
@@ -249,16 +274,16 @@ public enum Reconciler {
     }
 
     static func patch(
-        _ slug: String, state: String?, content: [String: JSONValue], kind: PlannedRequest.Kind, run: RunKey
-    )
-        -> ReconcileDecision
-    {
+        _ slug: String, state: String?, content: [String: JSONValue], kind: PlannedRequest.Kind,
+        desired: DesiredActivity
+    ) -> ReconcileDecision {
         var body: [String: JSONValue] = [:]
         if let state { body["state"] = .string(state) }
         if !content.isEmpty { body["content"] = .object(content) }
         guard !body.isEmpty else { return .idle }
         return .send(
             PlannedRequest(
-                request: PushWardRequest(method: .patch, slug: slug, body: .object(body)), kind: kind, run: run))
+                request: PushWardRequest(method: .patch, slug: slug, body: .object(body)), kind: kind,
+                run: desired.run, step: desired.content["current_step"] == nil ? desired.step : nil))
     }
 }

@@ -10,7 +10,17 @@ public struct ActivitySettings: Sendable, Equatable {
         case workflow
     }
 
+    /// Which PushWard template a card uses.
+    public enum Template: String, Sendable, CaseIterable {
+        /// A segment per job group, matrix jobs stacked, sized by history (the default).
+        case steps
+        /// The whole run as one bar, with an ETA for the whole run when history gives one.
+        case generic
+    }
+
     public var scope: Scope = .repository
+    /// `activity.template`.
+    public var template: Template = .steps
     /// SF Symbol (or `mdi:` icon) on every card.
     public var icon: String = "arrow.triangle.branch"
     /// Tint steps by kind of job and turn a failed step red.

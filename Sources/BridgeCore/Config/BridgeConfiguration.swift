@@ -169,6 +169,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 }
                 activity.scope = value
             }
+            if let template = try section.string("template") {
+                guard let value = ActivitySettings.Template(rawValue: template) else {
+                    throw ConfigurationError(key: "activity.template", problem: "must be \"steps\" or \"generic\"")
+                }
+                activity.template = value
+            }
             activity.icon = try section.string("icon") ?? activity.icon
             activity.stepColors = try section.bool("step_colors") ?? activity.stepColors
             activity.completionGrace =

@@ -1,4 +1,4 @@
-/// What the phone draws for a steps-template content, as geometry: the source of both the
+/// What the phone draws for a steps- or generic-template content, as geometry: the source of both the
 /// terminal drawing (`runs show`) and the SVG on the status page. It reads the content alone, as
 /// the phone does, so it shows what was actually pushed, not what the bridge believes.
 public struct CardLayout: Sendable, Equatable {
@@ -27,6 +27,8 @@ public struct CardLayout: Sendable, Equatable {
         case weightedMatrix = "weighted matrix"
         /// `step_weights` alone: one row of proportional segments.
         case segmented
+        /// The generic template: one bar filled to `progress`.
+        case bar
     }
 
     public var segments: [Segment]
@@ -37,8 +39,10 @@ public struct CardLayout: Sendable, Equatable {
     public var state: String
     public var subtitle: String?
     public var accentColor: String
-    /// `current/total`, the header counter.
-    public var counter: String { "\(currentStep)/\(totalSteps)" }
+    /// `current/total`, the header counter; the percentage on a generic bar, as the phone shows it.
+    public var counter: String {
+        style == .bar ? "\(Int((progress * 100).rounded()))%" : "\(currentStep)/\(totalSteps)"
+    }
     /// The live window's end, when one is counting down.
     public var liveUntil: UnixTime?
     public var liveFrom: UnixTime?
@@ -46,6 +50,15 @@ public struct CardLayout: Sendable, Equatable {
 
     /// Lays out `content`; `isEnded` is the activity's state (`ended` shows everything complete).
     public init(content: [String: JSONValue], isEnded: Bool = false) {
+        if content["template"] == "generic" {
+            self.init(bar: content, isEnded: isEnded)
+        } else {
+            self.init(steps: content, isEnded: isEnded)
+        }
+    }
+
+    /// A steps-template content: a column per step.
+    init(steps content: [String: JSONValue], isEnded: Bool) {
         let total = max(1, content["total_steps"]?.intValue ?? 1)
         let current = min(max(0, content["current_step"]?.intValue ?? 0), total)
         let progress = min(1, max(0, content["progress"]?.doubleValue ?? 0))
@@ -88,6 +101,27 @@ public struct CardLayout: Sendable, Equatable {
         self.accentColor = accent
         self.liveUntil = content["live_progress"] == true ? content["end_date"]?.doubleValue : nil
         self.liveFrom = content["live_progress"] == true ? content["start_date"]?.doubleValue : nil
+        self.isEnded = isEnded
+    }
+
+    /// A generic-template content: one segment, filled to `progress` (whole once ended).
+    init(bar content: [String: JSONValue], isEnded: Bool) {
+        let progress = min(1, max(0, content["progress"]?.doubleValue ?? 0))
+        let accent = content["accent_color"]?.stringValue ?? "blue"
+        segments = [
+            Segment(
+                step: 1, x: 0, width: 1, rows: 1, fill: isEnded ? 1 : progress, color: accent, label: nil,
+                isCurrent: !isEnded)
+        ]
+        style = .bar
+        currentStep = 1
+        totalSteps = 1
+        self.progress = isEnded ? 1 : progress
+        state = content["state"]?.stringValue ?? ""
+        subtitle = content["subtitle"]?.stringValue
+        accentColor = accent
+        liveUntil = content["live_progress"] == true ? content["end_date"]?.doubleValue : nil
+        liveFrom = content["live_progress"] == true ? content["start_date"]?.doubleValue : nil
         self.isEnded = isEnded
     }
 
