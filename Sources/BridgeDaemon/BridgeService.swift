@@ -35,6 +35,10 @@ public actor BridgeService {
     public nonisolated let sendsAlerts: Bool
     /// Whether requests may carry buttons whose tokens are minted as they go out (`actions`).
     public nonisolated let sendsButtons: Bool
+    /// Whether home-screen widgets are configured: the dispatcher asks for their requests.
+    public nonisolated let sendsWidgets: Bool
+    /// Widgets whose request is out: at most one at a time each.
+    var widgetsInFlight: Set<String> = []
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated let wakeups = WakeupSignal()
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -66,6 +70,7 @@ public actor BridgeService {
         self.configuration = configuration
         self.sendsAlerts = configuration.sendsNotifications
         self.sendsButtons = configuration.actions != nil
+        self.sendsWidgets = !configuration.widgets.isEmpty
         self.logger = logger
         self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
     }
@@ -289,6 +294,7 @@ public actor BridgeService {
         var engine = engine
         engine.alertSettings = configuration.alerts
         engine.actionSettings = configuration.actions
+        engine.widgetSettings = configuration.widgets
         engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         return engine
@@ -330,7 +336,8 @@ public actor BridgeService {
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        [engine.nextWakeup(after: now), nextAlertWakeup(after: now)].compactMap { $0 }.min()
+        [engine.nextWakeup(after: now), nextAlertWakeup(after: now), engine.nextWidgetWakeup(after: now)]
+            .compactMap { $0 }.min()
     }
 
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the
@@ -491,6 +498,9 @@ public actor BridgeService {
         let previous = engine.budget
         engine.budget = budget
         snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
+        engine.widgetBudget.used = usage.widgetUpdatesUsed
+        engine.widgetBudget.limit = usage.widgetUpdatesLimit
+        engine.widgetBudget.resetsAt = usage.quotaResetsAt
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

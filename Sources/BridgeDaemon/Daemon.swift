@@ -140,8 +140,8 @@ public final class Daemon: @unchecked Sendable {
             LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatcher.run() },
         ]
         let plansBudget = configuration.activity.fidelity == .auto && configuration.pushwardBudget != .unlimited
-        // Alerts read it too: a spent notification quota pauses them before a refused POST.
-        if plansBudget || configuration.sendsNotifications, !dryRun {
+        // Alerts and widgets read it too: a spent quota pauses them before a refused request.
+        if plansBudget || configuration.sendsNotifications || !configuration.widgets.isEmpty, !dryRun {
             // So does the budget reader, between two reads of /auth/me.
             services.append(
                 LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {

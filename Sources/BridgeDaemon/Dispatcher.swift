@@ -31,6 +31,11 @@ public struct Dispatcher: Sendable {
                 for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }
+                if service.sendsWidgets {
+                    for planned in await service.dueWidgetRequests(at: clock()) {
+                        group.addTask { await send(planned) }
+                    }
+                }
                 // Not even a hop onto the store's queue without an `alerts` section.
                 if service.sendsAlerts {
                     for alert in await service.dueAlerts(at: clock()) {
@@ -42,6 +47,11 @@ public struct Dispatcher: Sendable {
                 await service.wakeups.wait(atMost: sleep)
             }
         }
+    }
+
+    private func send(_ planned: PlannedWidgetRequest) async {
+        let answer = await transport.send(planned.request)
+        await service.completeWidget(planned, answer: answer, at: clock())
     }
 
     private func send(_ alert: AlertRecord) async {

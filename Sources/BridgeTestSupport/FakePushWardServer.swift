@@ -53,6 +53,10 @@ public final class FakePushWardServer: @unchecked Sendable {
     private var notificationLimit: Int?
     private var notificationsUsed = 0
     private var notificationViolations: [ContractViolation] = []
+    private var widgetStore: [String: StoredWidget] = [:]
+    private var widgetViolations: [ContractViolation] = []
+    private var widgetLimit: Int?
+    private var widgetsUsed = 0
     private var state = InMemoryPushWard()
     private var received: [Received] = []
     private var faultRule: FaultRule?
@@ -114,6 +118,32 @@ public final class FakePushWardServer: @unchecked Sendable {
     }
 
     /// Sets the notification quota (nil: unlimited); `used` nil keeps the count so far.
+    /// A widget as the fake holds it (`POST /widgets`, then merge patches).
+    public struct StoredWidget: Sendable, Equatable {
+        public var name: String
+        public var content: [String: JSONValue]
+        public var staleAfter: Int?
+        public var updatedAt: UnixTime
+        /// Requests that changed it (the POST and each PATCH), each one of the month's widget updates.
+        public var updates: Int
+    }
+
+    /// The widgets stored, by slug.
+    public var widgets: [String: StoredWidget] {
+        lock.lock()
+        defer { lock.unlock() }
+        return widgetStore
+    }
+
+    /// The month's widget updates: `limit` nil is unlimited (`/auth/me` omits the limit); once
+    /// `used` reaches it every widget request is `429 quota.exceeded` of kind `widget_updates`.
+    public func setWidgetQuota(limit: Int?, used: Int? = nil) {
+        lock.lock()
+        defer { lock.unlock() }
+        widgetLimit = limit
+        if let used { widgetsUsed = used }
+    }
+
     public func setNotificationQuota(limit: Int?, used: Int? = nil) {
         lock.lock()
         notificationLimit = limit
@@ -151,7 +181,7 @@ public final class FakePushWardServer: @unchecked Sendable {
     public var violations: [ContractViolation] {
         lock.lock()
         defer { lock.unlock() }
-        return state.violations + notificationViolations
+        return state.violations + notificationViolations + widgetViolations
     }
 
     private func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -195,6 +225,9 @@ public final class FakePushWardServer: @unchecked Sendable {
             var user = state.usageDocument(at: now).objectValue ?? [:]
             user["notifications_used"] = .number(Double(notificationsUsed))
             if let notificationLimit { user["notifications_limit"] = .number(Double(notificationLimit)) }
+            user["widget_updates_used"] = .number(Double(widgetsUsed))
+            // The tier's limit unless a test set its own.
+            if let widgetLimit { user["widget_updates_limit"] = .number(Double(widgetLimit)) }
             lock.unlock()
             return HTTPResponse.json(200, .object(user))
         }
@@ -204,6 +237,9 @@ public final class FakePushWardServer: @unchecked Sendable {
                 return Self.problem(415, "request.unsupported_media_type", "POST takes application/json")
             }
             return notify(body, at: now)
+        }
+        if request.path == "/widgets" || request.path.hasPrefix("/widgets/") {
+            return widget(request, body: body, contentType: contentType, at: now)
         }
         let slug: String
         let method: PushWardRequest.Method
@@ -249,6 +285,75 @@ public final class FakePushWardServer: @unchecked Sendable {
             return Self.problem(404, "activity.not_found", "no activity \(slug)")
         default:
             return Self.problem(422, "activity.content_invalid", violations.map(\.description).joined(separator: "; "))
+        }
+    }
+
+    /// `POST /widgets` (an upsert, 201 with `X-Resource-Action`) and `PATCH /widgets/{slug}` (a
+    /// merge patch of an existing widget): validated as `WidgetContract` says, counted against the
+    /// widget quota (the POST too: whether PushWard charges it is uncertain, so the fake does).
+    private func widget(_ request: HTTPRequest, body: JSONValue?, contentType: String, at now: UnixTime)
+        -> HTTPResponse
+    {
+        guard let body else { return Self.problem(400, "request.body_required", "the body is not JSON") }
+        lock.lock()
+        defer { lock.unlock() }
+        if let widgetLimit, widgetsUsed >= widgetLimit {
+            let reset = FakeQuota.startOfNextMonth(after: now)
+            return Self.problem(
+                429,
+                body: [
+                    "code": "quota.exceeded", "status": 429, "detail": "quota exceeded for widget_updates",
+                    "kind": "widget_updates", "used": .number(Double(widgetsUsed)),
+                    "limit": .number(Double(widgetLimit)), "reset_at": .string(FakeQuota.rfc3339(reset)),
+                ], retryAfter: Int((reset - now).rounded(.up)))
+        }
+        switch request.method {
+        case "POST" where request.path == "/widgets":
+            guard contentType == "application/json" else {
+                return Self.problem(415, "request.unsupported_media_type", "POST takes application/json")
+            }
+            let violations = WidgetContract.postViolations(body)
+            guard violations.isEmpty else {
+                widgetViolations += violations
+                return Self.problem(
+                    422, "widget.content_invalid", violations.map(\.description).joined(separator: "; "))
+            }
+            let slug = body["slug"]?.stringValue ?? ""
+            let existed = widgetStore[slug] != nil
+            widgetStore[slug] = StoredWidget(
+                name: body["name"]?.stringValue ?? "", content: body["content"]?.objectValue ?? [:],
+                staleAfter: body["stale_after"]?.intValue, updatedAt: now,
+                updates: (widgetStore[slug]?.updates ?? 0) + 1)
+            widgetsUsed += 1
+            var response = HTTPResponse.json(201, ["slug": .string(slug)])
+            response.headers.append(("X-Resource-Action", existed ? "updated" : "created"))
+            return response
+        case "PATCH":
+            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+                return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
+            }
+            let slug = String(request.path.dropFirst("/widgets/".count)).removingPercentEncoding ?? ""
+            guard var stored = widgetStore[slug] else {
+                return Self.problem(404, "widget.not_found", "no widget \(slug)")
+            }
+            let violations = WidgetContract.patchViolations(body, stored: stored.content)
+            guard violations.isEmpty else {
+                widgetViolations += violations
+                return Self.problem(
+                    422, "widget.content_invalid", violations.map(\.description).joined(separator: "; "))
+            }
+            if let patch = body["content"] {
+                stored.content = MergePatch.apply(patch, to: .object(stored.content)).objectValue ?? [:]
+            }
+            if let name = body["name"]?.stringValue { stored.name = name }
+            if let stale = body["stale_after"] { stored.staleAfter = stale.intValue }
+            stored.updatedAt = now
+            stored.updates += 1
+            widgetStore[slug] = stored
+            widgetsUsed += 1
+            return HTTPResponse.json(200, ["slug": .string(slug)])
+        default:
+            return Self.problem(404, "route.not_found", "\(request.method) \(request.path)")
         }
     }
 

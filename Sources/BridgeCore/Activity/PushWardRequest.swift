@@ -8,22 +8,31 @@ public struct PushWardRequest: Sendable, Equatable {
         case patch = "PATCH"
     }
 
+    /// What the request creates or patches: a Live Activity, or a home-screen widget.
+    public enum Resource: String, Sendable {
+        case activities
+        case widgets
+    }
+
     public var method: Method
-    /// The activity the request is about (also inside `path` or `body`).
+    /// The activity (or widget) the request is about (also inside `path` or `body`).
     public var slug: String
     public var body: JSONValue
+    public var resource: Resource
 
-    public init(method: Method, slug: String, body: JSONValue) {
+    public init(method: Method, slug: String, body: JSONValue, resource: Resource = .activities) {
         self.method = method
         self.slug = slug
         self.body = body
+        self.resource = resource
     }
 
-    /// `/activities` or `/activities/{slug}` with the slug percent-escaped as a path segment.
+    /// `/activities` or `/activities/{slug}` (`/widgets…` for a widget) with the slug
+    /// percent-escaped as a path segment.
     public var path: String {
         switch method {
-        case .post: "/activities"
-        case .patch: "/activities/" + Self.escapePathSegment(slug)
+        case .post: "/" + resource.rawValue
+        case .patch: "/" + resource.rawValue + "/" + Self.escapePathSegment(slug)
         }
     }
 

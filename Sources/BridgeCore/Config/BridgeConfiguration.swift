@@ -61,6 +61,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var routing = RoutingSettings()
     /// Buttons that act on GitHub from the phone (the `actions` section); nil, the default: none.
     public var actions: ActionSettings?
+    /// Home-screen widgets, each following the latest run its globs choose (`widgets`; none by default).
+    public var widgets: [WidgetSettings] = []
 
     public init() {}
 
@@ -226,6 +228,14 @@ public struct BridgeConfiguration: Sendable, Equatable {
                         + "that may write Actions (and review deployments, for approve)")
             }
         }
+        if let entries = try reader.objects("widgets") {
+            widgets = try entries.map { entry throws(ConfigurationError) in try Self.widget(entry) }
+            var seen: Set<String> = []
+            for (index, widget) in widgets.enumerated() where !seen.insert(widget.slug).inserted {
+                throw ConfigurationError(
+                    key: "widgets[\(index)].slug", problem: "\"\(widget.slug)\" is used by an earlier widget")
+            }
+        }
         if var section = try reader.section("routing") {
             routing = try Self.routing(&section)
             try section.finish()
@@ -346,6 +356,31 @@ public struct BridgeConfiguration: Sendable, Equatable {
             settings.rules = try rules.map { reader throws(ConfigurationError) in try Self.actionRule(reader) }
         }
         return settings
+    }
+
+    /// One `widgets` entry: `slug` and `name` (required), the globs of the runs it follows, `stale_after`.
+    static func widget(_ source: Reader) throws(ConfigurationError) -> WidgetSettings {
+        var reader = source
+        guard let slug = try reader.string("slug"), WidgetSettings.isValidSlug(slug) else {
+            throw ConfigurationError(
+                key: reader.key("slug"),
+                problem:
+                    "is required: 1–128 letters, digits, _ and -, starting with a letter or digit (PushWard's rule)")
+        }
+        guard let name = try reader.string("name"), (1...256).contains(name.unicodeScalars.count) else {
+            throw ConfigurationError(
+                key: reader.key("name"), problem: "is required: what the widget is called, 1–256 characters")
+        }
+        func globs(_ key: String) throws(ConfigurationError) -> [GlobPattern] {
+            (try reader.strings(key) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
+        }
+        let widget = WidgetSettings(
+            slug: slug, name: name, repositories: try globs("repositories"), workflows: try globs("workflows"),
+            branches: try globs("branches"),
+            staleAfter: try reader.duration("stale_after", in: WidgetSettings.staleAfterRange)
+                ?? WidgetSettings.defaultStaleAfter)
+        try reader.finish()
+        return widget
     }
 
     /// One `actions.rules` entry: `offer` (rerun, cancel, approve), and the globs of the runs it covers.

@@ -10,6 +10,7 @@ extension BridgeEngine {
             changes.runs.insert(key)
             recordHistory(for: key)
             if let slug = slugs[key] { reassignActivities(slug) }
+            followWidgets(key)
             if alertSettings.isEnabled, let finished = runs[key] {
                 let reasons = Self.alertTransitions(from: state, to: finished)
                 if !reasons.isEmpty { alertChecks[key, default: []].formUnion(reasons) }

@@ -45,6 +45,12 @@ public struct BridgeEngine: Sendable {
     public var actionSettings: ActionSettings?
     /// Whose phones a run's card and alerts go to (the `routing` section; off by default).
     public var routing = RoutingSettings()
+    /// The configured home-screen widgets (`widgets`; none by default).
+    public var widgetSettings: [WidgetSettings] = []
+    /// Each configured widget's state, by slug.
+    public var widgets: [String: WidgetSession] = [:]
+    /// Where the month's widget updates stand, and a pause after PushWard said they are spent.
+    public var widgetBudget = WidgetBudget()
     /// The configured API key's fingerprint (`useKey`), recorded with a refused target.
     public internal(set) var keyFingerprint: String?
     /// Runs that finished by the grace period since alerts were last planned (`planAlerts`):
@@ -170,6 +176,7 @@ public struct BridgeEngine: Sendable {
         }
         if state.completion != nil { recordHistory(for: key) }
         reassignActivities(slug)
+        followWidgets(key)
         if alertSettings.isEnabled || actionSettings != nil {
             let reasons = Self.alertTransitions(from: before, to: state)
             if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
@@ -382,10 +389,13 @@ public struct EngineChanges: Sendable, Equatable {
     /// Notifications planned, in the order planned; the store records each once per run and
     /// reason, so planning one again (a redelivery, a run finishing again) sends nothing twice.
     public var alerts: [PlannedAlert] = []
+    /// Widgets whose state changed (a run followed, an answer).
+    public var widgets: Set<String> = []
 
     public init() {}
 
     public var isEmpty: Bool {
         runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate && arrivalHours.isEmpty && alerts.isEmpty
+            && widgets.isEmpty
     }
 }

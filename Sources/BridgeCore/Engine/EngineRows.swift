@@ -27,6 +27,8 @@ public struct EngineRows: Sendable {
     public var sessions: [Session] = []
     /// Notifications planned, each recorded once per run and reason before it is sent.
     public var alerts: [PlannedAlert] = []
+    /// Widgets whose state changed.
+    public var widgets: [WidgetSession] = []
 
     public init() {}
 }
@@ -45,6 +47,7 @@ extension BridgeEngine {
         rows.arrivals = changes.arrivalHours.sorted().map { ($0, arrivals.perHour[$0] ?? 0) }
         if changes.gate { rows.gate = gate }
         rows.alerts = changes.alerts
+        rows.widgets = changes.widgets.sorted().compactMap { widgets[$0] }
         var touched = changes.slugs
         for key in changes.runs { if let slug = slugs[key] { touched.insert(slug) } }
         for slug in touched.sorted() {

@@ -94,6 +94,7 @@ public final class BridgeDatabase {
                 StoredSession(
                     session: row.session, floor: row.floor, desired: row.desired.map(desiredJSON), updatedAt: now))
         }
+        for widget in rows.widgets { try saveWidget(widget, at: now) }
     }
 
     // MARK: The door
@@ -160,6 +161,7 @@ public final class BridgeDatabase {
             "SELECT hour, runs FROM run_arrivals WHERE hour >= ?", [.integer(Int64((now - RunArrivals.window) / 3_600))]
         ) { row in (row.int(0) ?? 0, row.int(1) ?? 0) }
         for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }
+        for widget in try widgets() { engine.restore(widget: widget) }
         _ = engine.takeChanges()
         return engine
     }

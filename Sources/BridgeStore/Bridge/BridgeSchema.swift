@@ -342,5 +342,16 @@ public enum BridgeSchema {
                 ALTER TABLE alerts_with_actions RENAME TO alerts;
                 CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
                 """),
+        // Home-screen widgets (`widgets`): a row per configured slug, what the widget follows and
+        // what PushWard holds. A handful of rows whatever the history (PushWard allows 50 widgets).
+        Migration(
+            name: "keep the state of home-screen widgets",
+            sql: """
+                CREATE TABLE widgets (
+                    slug TEXT PRIMARY KEY NOT NULL,
+                    session TEXT NOT NULL,
+                    updated_at REAL NOT NULL
+                );
+                """),
     ]
 }

@@ -1,0 +1,56 @@
+/// One `widgets` entry: a PushWard home-screen widget (`progress` template) that shows the latest
+/// run of the runs its globs choose, and stays after the run ends.
+public struct WidgetSettings: Sendable, Equatable {
+    /// PushWard's widget slug rule: `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$`.
+    public static let slugLimit = 128
+    /// `stale_after` bounds PushWard accepts, in seconds (1 minute to 7 days).
+    public static let staleAfterRange = 60...604_800
+    /// A day: a repository that runs at least daily never shows stale while the bridge lives, and
+    /// a bridge that died shows stale by the next morning. No heartbeat refreshes a widget (every
+    /// PATCH costs one of 50 a month), so set it above the longest quiet gap between runs.
+    public static let defaultStaleAfter = 86_400
+
+    public var slug: String
+    public var name: String
+    public var repositories: [GlobPattern]
+    public var workflows: [GlobPattern]
+    public var branches: [GlobPattern]
+    public var staleAfter: Int
+
+    public init(
+        slug: String, name: String, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
+        branches: [GlobPattern] = [], staleAfter: Int = defaultStaleAfter
+    ) {
+        self.slug = slug
+        self.name = name
+        self.repositories = repositories
+        self.workflows = workflows
+        self.branches = branches
+        self.staleAfter = staleAfter
+    }
+
+    /// Whether the widget follows `state`'s run (an empty list matches every value).
+    public func follows(_ state: RunState) -> Bool {
+        Self.matches(repositories, state.key.repository) && Self.matches(workflows, state.workflowName)
+            && Self.matches(branches, state.headBranch)
+    }
+
+    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
+        guard !patterns.isEmpty else { return true }
+        guard let value else { return false }
+        return patterns.contains { $0.matches(value) }
+    }
+
+    /// Whether `slug` is one PushWard takes.
+    public static func isValidSlug(_ slug: String) -> Bool {
+        let bytes = Array(slug.utf8)
+        guard (1...slugLimit).contains(bytes.count) else { return false }
+        func alphanumeric(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        return alphanumeric(bytes[0])
+            && bytes.dropFirst().allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+}
