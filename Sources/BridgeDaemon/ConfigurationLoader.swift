@@ -285,6 +285,17 @@ public enum ConfigurationLoader {
             "alerts": configuration.alerts.isEnabled ? alerts(configuration.alerts) : .null,
             "routing": configuration.routing.isEnabled ? routing(configuration.routing) : .null,
             "actions": configuration.actions.map(actions) ?? .null,
+            "widgets": .array(
+                configuration.widgets.map { widget in
+                    func globs(_ patterns: [GlobPattern]) -> JSONValue {
+                        .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
+                    }
+                    return [
+                        "slug": .string(widget.slug), "name": .string(widget.name),
+                        "repositories": globs(widget.repositories), "workflows": globs(widget.workflows),
+                        "branches": globs(widget.branches), "stale_after": .number(Double(widget.staleAfter)),
+                    ]
+                }),
         ]
     }
 

@@ -19,7 +19,8 @@ enum RenderCommand {
         configuration file, the push economy among them (fidelity, coalesce, max_updates_per_hour,
         min_update_interval); --fidelity full|steps|milestones overrides its level, to see what a
         level costs before turning it on; --template steps|generic overrides activity.template, to
-        see a run as one bar. --budget N [--used M] simulates an account with N updates
+        see a run as one bar. The configuration's widgets print their requests too (POST /widgets,
+        PATCH /widgets/{slug}), after the card's of the same moment. --budget N [--used M] simulates an account with N updates
         a month of which M are spent, resetting just after the input's last delivery: with
         fidelity auto the planner picks each run's level (or no card) from it, and every request
         counts against it. --summary adds, on standard error, the updates (POST + PATCH) each card
@@ -30,6 +31,7 @@ enum RenderCommand {
     /// alerts alike.
     static func engine(_ configuration: BridgeConfiguration) -> BridgeEngine {
         var engine = BridgeEngine(settings: configuration.activity, filter: configuration.filter)
+        engine.widgetSettings = configuration.widgets
         engine.alertSettings = configuration.alerts
         engine.actionSettings = configuration.actions
         engine.routing = configuration.routing
@@ -93,10 +95,24 @@ enum RenderCommand {
             return CLI.usage("--used goes with --budget", help: help)
         }
         var output = ""
+        var widgetsPrinted = 0
+        // A configured widget's requests follow the card's of the same moment, in the same shape.
+        func printWidgets() {
+            for (at, planned) in session.widgetRequests.dropFirst(widgetsPrinted) {
+                let line: JSONValue = [
+                    "at": .number(at), "method": .string(planned.request.method.rawValue),
+                    "path": .string(planned.request.path), "body": planned.request.body,
+                ]
+                output += line.canonicalString + "\n"
+            }
+            widgetsPrinted = session.widgetRequests.count
+        }
         for event in events {
             for line in session.feed(event) { output += line.json.canonicalString + "\n" }
+            printWidgets()
         }
         for line in session.finish() { output += line.json.canonicalString + "\n" }
+        printWidgets()
         FileHandle.standardOutput.write(Data(output.utf8))
         if parsed.flags.contains("summary") {
             var summary = ""

@@ -150,6 +150,27 @@ struct RenderCommandTests {
         #expect(frame["body"]?["content"]?["icon"] == "hammer")
     }
 
+    @Test("a configured widget prints its requests: created with the run, its result at the end")
+    func widgets() throws {
+        let directory = try ScratchDirectory()
+        let config = try directory.write(
+            "config.json", #"{"widgets": [{"slug": "ci", "name": "CI", "stale_after": "1h"}]}"#)
+        let result = try BridgeBinary.run(["render", "--config", config] + Self.attempt10Paths)
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let widget = lines(result).compactMap { try? JSONValue(parsing: Data($0.utf8)) }.filter {
+            $0["path"]?.stringValue?.hasPrefix("/widgets") == true
+        }
+        #expect(widget.first?["method"] == "POST")
+        #expect(widget.first?["body"]?["slug"] == "ci")
+        #expect(widget.first?["body"]?["stale_after"] == 3_600)
+        #expect(widget.last?["path"] == "/widgets/ci")
+        #expect(widget.last?["body"]?["content"]?["value"] == 1)
+        #expect((2...4).contains(widget.count), "\(widget.count) widget updates for one run")
+        for request in widget where request["method"] == "POST" {
+            #expect(WidgetContract.postViolations(request["body"] ?? .null).isEmpty)
+        }
+    }
+
     @Test("--config with a filter that rejects the repository renders nothing")
     func configFilters() throws {
         let directory = try ScratchDirectory()

@@ -215,7 +215,7 @@ struct CLITests {
         return try directory.write("config.json", json)
     }
 
-    @Test("check-config prints actions with the buttons' URL; actions without github.api is exit 78 naming the key")
+    @Test("check-config prints actions with the buttons' URL and the widgets; actions without github.api is exit 78")
     func checkConfigActions() async throws {
         let directory = try ScratchDirectory()
         func config(_ name: String, api: Bool) throws -> String {
@@ -227,7 +227,8 @@ struct CLITests {
                  "github": {"webhook_secrets": ["\(Self.secret)"]\(github)},
                  "pushward": {"budget": "unlimited"},
                  "actions": {"public_url": "https://hooks.example.com/", "token_ttl": "30m",
-                             "rules": [{"offer": ["approve"], "repositories": ["acme/*"]}]}}
+                             "rules": [{"offer": ["approve"], "repositories": ["acme/*"]}]},
+                 "widgets": [{"slug": "ci-main", "name": "CI on main", "branches": ["main"]}]}
                 """)
         }
         let good = try await BridgeProcess.run(
@@ -239,6 +240,14 @@ struct CLITests {
         #expect(actions?["require_authentication"] == true)
         #expect(actions?["rules"]?.arrayValue?.first?["offer"] == ["approve", "reject"])
         #expect(!good.stdout.contains("ghp_secret_token_value"))
+        #expect(
+            good.json?["widgets"]
+                == [
+                    [
+                        "slug": "ci-main", "name": "CI on main", "repositories": ["*"], "workflows": ["*"],
+                        "branches": ["main"], "stale_after": 86_400,
+                    ]
+                ])
         let bad = try await BridgeProcess.run(
             ["check-config", "--config", try config("bad.json", api: false)], in: directory)
         #expect(bad.status == 78)

@@ -66,6 +66,11 @@ struct WidgetEndToEndTests {
         for event in events.dropFirst(4) { #expect(try await bridge.deliver(event) == 202) }
         #expect(await DispatchEndToEndTests.eventually { fake.widgets["ci-main"]?.content["value"] == 1 })
         try await Task.sleep(for: .milliseconds(300))
+        // The status page draws the widget as PushWard holds it.
+        let page = try await AlertEndToEndTests.get("/", port: bridge.daemon.adminPort)
+        #expect(page.contains("data-widget=\"ci-main\""))
+        #expect(page.contains("data-value=\"100\""))
+        #expect(page.contains("main · Succeeded"))
         await bridge.daemon.shutdown()
         let requests = Self.widgetRequests(fake)
         #expect(requests.filter { $0.method == "POST" }.count == 1, "created once")

@@ -24,14 +24,14 @@ struct QueryPlanTests {
     /// or `writers`.
     static let queryFiles = [
         "DeliveryRecord.swift", "RequestRecord.swift", "StoredRun.swift", "StoredSession.swift", "RunListing.swift",
-        "AlertRecord.swift", "RecoveryRecord.swift", "ActionRecord.swift",
+        "AlertRecord.swift", "RecoveryRecord.swift", "ActionRecord.swift", "StoredWidget.swift",
     ]
 
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
     static let writers: Set<String> = [
         "insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt", "recordSweep", "recordRecoveryRequest",
         "recordGivenUp", "insertActionToken", "spendActionTokens", "insertAction", "finishAction",
-        "interruptRequestedActions", "pruneActionTokens", "pruneActions",
+        "interruptRequestedActions", "pruneActionTokens", "pruneActions", "saveWidget",
     ]
 
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
@@ -70,6 +70,7 @@ struct QueryPlanTests {
         "requestedActions": { _ = try $0.requestedActions() },
         "actions": { _ = try $0.actions(repository: run.repository, runID: run.runID) },
         "recentActions": { _ = try $0.recentActions() },
+        "widgets": { _ = try $0.widgets() },
     ]
 
     let directory: URL

@@ -30,6 +30,8 @@ public struct RenderSession: Sendable {
     /// stopped, when it was not a send (a wait, a hold and its reason): what `explain` reads.
     public var logsDecisions = false
     public private(set) var decisions: [String: [UnixTime: ReconcileDecision]] = [:]
+    /// Every widget request the bridge would make, in order, each acknowledged at once.
+    public private(set) var widgetRequests: [(at: UnixTime, planned: PlannedWidgetRequest)] = []
     /// Where the clock stops once the input is exhausted: long enough for every end frame, grace
     /// period and throttle window, short of heartbeats (which would go on forever).
     private var horizon: UnixTime = 0
@@ -119,7 +121,12 @@ public struct RenderSession: Sendable {
             if logsDecisions {
                 for (slug, decision) in decided { decisions[slug, default: [:]][clock] = decision }
             }
-            guard !due.isEmpty else { break }
+            let widgets = engine.dueWidgetRequests(at: clock, inFlight: [])
+            for planned in widgets {
+                _ = engine.handleWidget(.success(status: 200), for: planned, at: clock)
+                widgetRequests.append((clock, planned))
+            }
+            guard !due.isEmpty || !widgets.isEmpty else { break }
             for planned in due {
                 engine.acknowledge(planned, at: clock)
                 output.append(

@@ -8,6 +8,13 @@ public struct WidgetSession: Sendable, Equatable, Codable {
         public var final: Bool
         public var endDate: UnixTime?
         public var content: [String: JSONValue]
+
+        public init(run: RunKey?, final: Bool, endDate: UnixTime?, content: [String: JSONValue]) {
+            self.run = run
+            self.final = final
+            self.endDate = endDate
+            self.content = content
+        }
     }
 
     public var slug: String

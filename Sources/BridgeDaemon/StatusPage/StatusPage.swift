@@ -47,6 +47,11 @@ public enum StatusPage {
         }
         if let standing { html += budgetSection(snapshot, budget: standing.budget) }
         if let recovery = snapshot.recovery { html += recoverySection(recovery) }
+        if !snapshot.widgets.isEmpty {
+            html += "<section id=\"widgets\"><h2>Widgets</h2>"
+            html += snapshot.widgets.map { WidgetPanel.render($0, now: snapshot.takenAt) }.joined()
+            html += "</section>"
+        }
         if !snapshot.actions.isEmpty { html += actionsSection(snapshot.actions) }
         if snapshot.runs.isEmpty {
             html += "<section class=\"empty\"><h2>No runs yet</h2><p>Point a GitHub webhook (events: Workflow runs"
@@ -431,6 +436,9 @@ public enum StatusPage {
         .key.limit{border-top:2px solid #d70015;height:0}.key.level{border-left:1px dashed var(--dim);width:1px}
         footer{text-align:center;color:var(--dim);font-size:12px;padding:8px 0 32px}
         @media (max-width:820px){.run{grid-template-columns:minmax(0,1fr)}.top,main{padding-left:16px;\
-        padding-right:16px}}
+        padding-right:16px}}\
+        .widget{background:var(--panel);border-radius:12px;padding:12px 16px;margin:8px 0}\
+        .stats{display:grid;grid-template-columns:auto 1fr;gap:2px 12px;margin:6px 0}.stats dt{color:var(--dim)}\
+        .stats dd{margin:0}
         """
 }

@@ -106,6 +106,8 @@ public struct StatusSnapshot: Sendable {
     public var recovery: RecoveryBoard.Standing?
     /// The newest buttons pressed on phones (`actions`), newest first.
     public var actions: [ActionRecord] = []
+    /// Every home-screen widget's state (`widgets`), by slug.
+    public var widgets: [WidgetSession] = []
 
     public init(
         runs: [Run], takenAt: UnixTime, pushDays: [BudgetChart.Day] = [], decisions: [BudgetChart.Decision] = []
@@ -168,6 +170,7 @@ public struct StatusSnapshot: Sendable {
         }
         var snapshot = StatusSnapshot(runs: runs, takenAt: now, pushDays: days, decisions: decisions)
         snapshot.actions = try database.recentActions(limit: actionLimit)
+        snapshot.widgets = try database.widgets()
         return snapshot
     }
 
