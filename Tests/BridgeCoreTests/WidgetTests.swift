@@ -98,7 +98,8 @@ struct WidgetTests {
         let ended = try #require(engine.widgets["ci-main"]?.desired)
         #expect(ended["value"] == 1)
         #expect(ended["subtitle"] == "main · Succeeded")
-        #expect(ended["label"] == "acme/widgets · CI")
+        #expect(ended["label"] == "CI")
+        #expect(ended["stat_rows"]?.arrayValue?.last == ["label": "Repository", "value": "acme/widgets"])
         #expect(ended["start_date"] == nil)
         #expect(WidgetContract.contentViolations(ended, at: 1_800_000_000).isEmpty)
 
@@ -133,6 +134,55 @@ struct WidgetTests {
         }
         #expect(content["accent_color"] == "red")
         #expect(content["stat_rows"]?.arrayValue?.contains { $0["label"] == "Failed" && $0["value"] == "1" } == true)
+    }
+
+    @Test("the fake holds widgets to the progress template: 422 for what PushWard refuses")
+    func contract() {
+        let valid: [String: JSONValue] = [
+            "template": "progress", "value": 0.6, "label": "Pages", "subtitle": "6 of 10", "icon": "checklist",
+            "accent_color": "green",
+            "stat_rows": [["label": "Acked", "value": "6"], ["label": "Total", "value": "10"]],
+            "start_date": "2027-05-10T22:00:00Z", "end_date": "2027-05-11T00:00:00Z",
+        ]
+        let now: UnixTime = 1_800_000_000
+        #expect(WidgetContract.contentViolations(valid, at: now).isEmpty)
+        var dated = valid
+        dated["value"] = nil
+        #expect(WidgetContract.contentViolations(dated, at: now).isEmpty, "both dates make value optional")
+        func with(_ key: String, _ value: JSONValue?) -> [String: JSONValue] {
+            var content = valid
+            content[key] = value
+            return content
+        }
+        let breaches: [([String: JSONValue], String)] = [
+            (with("value", 1.2), "value"), (with("value", -0.1), "value"), (with("value", "0.5"), "value"),
+            (with("start_date", "2027-05-11T01:00:00Z"), "end_date"), (with("end_date", nil), "end_date"),
+            (with("end_date", "1999-12-31T00:00:00Z"), "end_date"), (with("end_date", 1_800_000_000), "end_date"),
+            (with("start_date", "2029-01-01T00:00:00Z"), "start_date"), (with("template", "steps"), "template"),
+            (with("stat_rows", .array(Array(repeating: ["label": "a", "value": "b"], count: 7))), "stat_rows"),
+            (
+                with("stat_rows", [["label": .string(String(repeating: "x", count: 33)), "value": "1"]]),
+                "stat_rows[0].label"
+            ),
+            (with("stat_rows", [["label": "a"]]), "stat_rows[0].value"), (with("trend", "sideways"), "trend"),
+            (with("label", .string(String(repeating: "x", count: 257))), "label"), (with("progress", 0.5), "progress"),
+            (with("accent_color", "chartreuse"), "accent_color"),
+            (with("tap_action", ["url": "javascript:x"]), "tap_action.url"),
+        ]
+        for (content, field) in breaches {
+            let violations = WidgetContract.contentViolations(content, at: now)
+            #expect(violations.contains { $0.field == field }, "\(field): \(violations)")
+        }
+        #expect(!WidgetContract.postViolations(["slug": "-x", "name": "n", "content": .object(valid)]).isEmpty)
+        #expect(
+            !WidgetContract.postViolations(["slug": "x", "name": "n", "content": .object(valid), "stale_after": 30])
+                .isEmpty)
+        #expect(
+            WidgetContract.postViolations(["slug": "x", "name": "n", "content": .object(valid), "stale_after": 60])
+                .isEmpty)
+        #expect(
+            WidgetContract.patchViolations(["content": ["value": 2]], stored: valid).map(\.field) == ["content.value"])
+        #expect(WidgetContract.patchViolations(["value": 0.5], stored: valid).contains { $0.field == "value" })
     }
 
     // MARK: What it spends

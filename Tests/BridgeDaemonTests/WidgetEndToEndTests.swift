@@ -86,6 +86,25 @@ struct WidgetEndToEndTests {
         #expect(fake.activities.values.allSatisfy { $0.state == "ended" })
     }
 
+    @Test("the recorded attempt 10 on a widget that follows everything: created with the run, its result at the end")
+    func recordedRun() async throws {
+        let fake = try FakePushWardServer()
+        let bridge = try Bridge(fake: fake, topLevel: #""widgets": [{"slug": "all-ci", "name": "All CI"}],"#)
+        let events = try DaemonEndToEndTests.attempt10Events()
+        #expect(try await bridge.deliver(events[0]) == 202)
+        #expect(await DispatchEndToEndTests.eventually { fake.widgets["all-ci"] != nil })
+        let started = try #require(fake.widgets["all-ci"])
+        #expect(started.content["value"]?.doubleValue.map { $0 < 1 } == true)
+        #expect(started.staleAfter == 86_400)
+        for event in events.dropFirst() { #expect(try await bridge.deliver(event) == 202) }
+        #expect(await DispatchEndToEndTests.eventually { fake.widgets["all-ci"]?.content["value"] == 1 })
+        let ended = try #require(fake.widgets["all-ci"])
+        #expect(ended.content["subtitle"]?.stringValue?.contains("·") == true)
+        #expect(ended.updates == 2, "the create with the start, then the end")
+        #expect(fake.violations.isEmpty, "\(fake.violations)")
+        await bridge.daemon.shutdown()
+    }
+
     @Test("widget updates spent (429 quota.exceeded): widgets wait for the reset, said once; cards go on")
     func quota() async throws {
         let fake = try FakePushWardServer()

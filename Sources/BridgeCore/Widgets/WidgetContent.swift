@@ -2,7 +2,7 @@
 /// from the run's state alone, so the same run always gives the same widget.
 ///
 /// `value` the run's progress, `label` the workflow, `subtitle` the branch and state, `stat_rows`
-/// jobs done and failed, duration and queue time (with units), and while a run with an estimate
+/// jobs done and failed, duration and queue time (with units) and the repository, and while a run with an estimate
 /// is in flight `start_date`/`end_date` (RFC 3339) so the bar advances on its own; `value` is
 /// always sent too, for app builds before 1.6. Every name in it comes from whoever can push a
 /// branch: made plain (no controls, no bidi overrides) and cut to PushWard's limits.
@@ -25,7 +25,7 @@ public enum WidgetContent {
             "template": "progress",
             "value": .number(
                 end != nil ? 1 : ActivityContentBuilder.rounded(ActivityContentBuilder.wholeRunProgress(plan))),
-            "label": .string(text(state.key.repository + " · " + workflow, textLimit)),
+            "label": .string(text(workflow, textLimit)),
             "subtitle": .string(text(subtitle, textLimit)),
             "icon": .string(String(icon.prefix(128))),
             "accent_color": .string(
@@ -51,8 +51,8 @@ public enum WidgetContent {
         return (started, started + total.rounded())
     }
 
-    /// Jobs done of all, failed when any did, how long the run took (or has taken) and how long
-    /// its first job queued.
+    /// Jobs done of all, failed when any did, how long the run took and how long its first job
+    /// queued, and the repository (a widget may follow several).
     static func statRows(for state: RunState, plan: StepPlan, finished: Bool) -> [JSONValue] {
         let jobs = plan.groups.reduce(0) { $0 + $1.totalJobCount }
         let done = plan.groups.reduce(0) { $0 + $1.finishedJobCount }
@@ -68,6 +68,7 @@ public enum WidgetContent {
         if let created, let first = starts.min(), first >= created {
             rows.append(amount("Queued", seconds: first - created))
         }
+        rows.append(["label": "Repository", "value": .string(text(state.key.repository, statValueLimit))])
         return rows
     }
 
