@@ -18,13 +18,9 @@ extension ActivityContentBuilder {
         ]
         let note = run.currentActionNote
         content.merge(links(for: run, isEnd: end != nil, actions: actions, offers: offers, note: note)) { $1 }
-        let counter = "\(current)/\(total)"
-        if counter.count <= 4 { content["compact_label"] = .string(counter) }
+        content["compact_label"] = Self.compactLabel(current: current, total: total)
         if let end {
-            content["progress"] = 1
-            let shown = note.flatMap { $0.kind == .rerun || $0.failed ? $0.text : nil } ?? end.state
-            content["state"] = .string(Self.clip(shown, to: Self.textLimit))
-            content["accent_color"] = .string(end.accentColor)
+            content.merge(Self.endFields(end, note: note)) { $1 }
             return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true, step: current)
         }
         content["progress"] = .number(Self.rounded(Self.wholeRunProgress(plan)))

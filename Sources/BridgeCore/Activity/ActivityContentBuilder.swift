@@ -49,14 +49,10 @@ public struct ActivityContentBuilder: Sendable {
             }
             content["step_colors"] = .array(Self.padded(colors.map { .string($0) }, to: total, with: ""))
         }
-        let counter = "\(current)/\(total)"
-        if counter.count <= 4 { content["compact_label"] = .string(counter) }
+        content["compact_label"] = Self.compactLabel(current: current, total: total)
 
         if let end {
-            content["progress"] = 1
-            let shown = note.flatMap { $0.kind == .rerun || $0.failed ? $0.text : nil } ?? end.state
-            content["state"] = .string(Self.clip(shown, to: Self.textLimit))
-            content["accent_color"] = .string(end.accentColor)
+            content.merge(Self.endFields(end, note: note)) { $1 }
             return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true)
         }
         content["progress"] = .number(Self.rounded(progress(plan: plan, weighted: weights != nil)))
@@ -67,6 +63,21 @@ public struct ActivityContentBuilder: Sendable {
         }
         return DesiredActivity(
             run: run.key, content: content, window: window, isFinal: false, changedAt: run.lastChangeAt)
+    }
+
+    /// `current/total` for the compact view when it fits PushWard's 4 characters; nil (left off) when not.
+    static func compactLabel(current: Int, total: Int) -> JSONValue? {
+        let counter = "\(current)/\(total)"
+        return counter.count <= 4 ? .string(counter) : nil
+    }
+
+    /// The end frame's fields, the same on both templates: full, the conclusion's words (or what
+    /// became of a re-run asked from the phone, or of a refused press) and colour.
+    static func endFields(_ end: EndAppearance, note: ActionNote?) -> [String: JSONValue] {
+        let shown = note.flatMap { $0.kind == .rerun || $0.failed ? $0.text : nil } ?? end.state
+        return [
+            "progress": 1, "state": .string(clip(shown, to: textLimit)), "accent_color": .string(end.accentColor),
+        ]
     }
 
     /// The card's links and buttons, the same on both templates: the run (`url`, `url_action`), the
