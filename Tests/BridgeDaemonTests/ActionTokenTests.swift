@@ -1,3 +1,6 @@
+import BridgeCore
+import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -47,5 +50,37 @@ struct ActionTokenTests {
         #expect(!token.matches(Data(token.verifier.utf8)), "the secret itself is not its hash")
         let sibling = ActionToken(selector: token.selector, verifier: ActionToken.mint().verifier)
         #expect(!sibling.matches(token.verifierHash), "the same selector with another secret is a forgery")
+    }
+}
+
+/// A press recorded but cut off by a stop before GitHub answered: at the next start it becomes
+/// `interrupted`, said once, and is never asked of GitHub again.
+@Suite("cut-off presses")
+struct CutOffPressTests {
+    @Test("the start marks presses still requested as interrupted and says so; finished ones stay")
+    func interrupted() throws {
+        let directory = try ScratchDirectory()
+        let database = try BridgeDatabase(path: directory.path("bridge.sqlite"))
+        let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
+        let binding = ActionBinding(
+            kind: .cancel, run: run, environment: nil, recipient: nil, surface: "card gh-1", createdAt: 10,
+            expiresAt: 3_610)
+        let cut = try database.write {
+            try $0.insertAction(binding, person: "octocat", state: .requested, detail: nil, at: 20)
+        }
+        let done = try database.write {
+            try $0.insertAction(binding, person: "octocat", state: .requested, detail: nil, at: 21)
+        }
+        try database.write { try $0.finishAction(done, state: .done, status: 202, detail: nil, at: 22) }
+        let logs = LineLog()
+        Daemon.interruptCutOffPresses(
+            database, logger: Logger(label: "test", sink: { logs.append($0) }), at: 100)
+        let rows = try database.actions(repository: "acme/widgets", runID: 1)
+        #expect(rows.first { $0.id == cut }?.state == .interrupted)
+        #expect(rows.first { $0.id == cut }?.detail?.contains("not asked again") == true)
+        #expect(rows.first { $0.id == done }?.state == .done)
+        #expect(logs.all.filter { $0.contains("cut off by a stop") }.count == 1)
+        Daemon.interruptCutOffPresses(database, logger: Logger(label: "test", sink: { logs.append($0) }), at: 200)
+        #expect(logs.all.filter { $0.contains("cut off by a stop") }.count == 1, "said once")
     }
 }

@@ -4,6 +4,11 @@ import BridgeStore
 import BridgeTestSupport
 import Foundation
 import Testing
+import WebhookServer
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Home-screen widgets through the whole daemon over HTTP, against the fake PushWard (which
 /// validates `POST /widgets` and `PATCH /widgets/{slug}` with the `progress` template: a value out
@@ -103,6 +108,58 @@ struct WidgetEndToEndTests {
         #expect(ended.updates == 2, "the create with the start, then the end")
         #expect(fake.violations.isEmpty, "\(fake.violations)")
         await bridge.daemon.shutdown()
+    }
+
+    /// A daemon on `database` with the `ci-main` widget, delivering to `fake`.
+    static func daemon(database: String, fake: FakePushWardServer) throws -> Daemon {
+        let json = """
+            {\(widgets) "listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(database)",
+             "github": {"webhook_secrets": ["\(DispatchEndToEndTests.secret)"]},
+             "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "0s",
+                          "end_display_time": "0s", "min_update_interval": "0s",
+                          \(DispatchEndToEndTests.Bridge.everyChange)}}
+            """
+        return try Daemon.start(
+            configuration: try BridgeConfiguration(json: Data(json.utf8)), logger: Logger(label: "test", sink: { _ in })
+        )
+    }
+
+    static func deliver(_ event: WebhookEvent, to daemon: Daemon) async throws -> Int {
+        let (name, body) = PayloadEncoder.encode(event)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)/webhook")!)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
+        request.setValue(UUID().uuidString, forHTTPHeaderField: "X-GitHub-Delivery")
+        request.setValue(
+            WebhookSignature.sign(body: body, secret: DispatchEndToEndTests.secret),
+            forHTTPHeaderField: "X-Hub-Signature-256")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    @Test("a restart mid-run keeps the widget: no second create, the run's end still arrives")
+    func restart() async throws {
+        let directory = try ScratchDirectory()
+        let database = directory.path("bridge.sqlite")
+        let fake = try FakePushWardServer()
+        let script = RunScript(runID: 6, runNumber: 6, start: Date().timeIntervalSince1970 - 900, firstJobID: 600)
+        let events = script.deliveries(waves: Self.waves)
+        var daemon = try Self.daemon(database: database, fake: fake)
+        for event in events.prefix(4) { #expect(try await Self.deliver(event, to: daemon) == 202) }
+        #expect(await DispatchEndToEndTests.eventually { fake.widgets["ci-main"] != nil })
+        try await Task.sleep(for: .milliseconds(200))
+        await daemon.shutdown()
+        daemon = try Self.daemon(database: database, fake: fake)
+        for event in events.dropFirst(4) { #expect(try await Self.deliver(event, to: daemon) == 202) }
+        #expect(await DispatchEndToEndTests.eventually { fake.widgets["ci-main"]?.content["value"] == 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        await daemon.shutdown()
+        let requests = Self.widgetRequests(fake)
+        #expect(requests.filter { $0.method == "POST" }.count == 1, "the restart remembered the widget")
+        #expect(requests.count == 2, "the create with the start, the end: \(requests.map(\.path))")
+        #expect(fake.violations.isEmpty, "\(fake.violations)")
     }
 
     @Test("widget updates spent (429 quota.exceeded): widgets wait for the reset, said once; cards go on")
