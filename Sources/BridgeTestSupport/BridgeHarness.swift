@@ -8,8 +8,42 @@ public struct BridgeHarness: Sendable {
     public private(set) var server = InMemoryPushWard()
     public private(set) var sent: [RenderSession.Output] = []
 
-    public init(settings: ActivitySettings = .pushingEveryChange, filter: DeliveryFilter = DeliveryFilter()) {
-        session = RenderSession(engine: BridgeEngine(settings: settings, filter: filter))
+    public init(
+        settings: ActivitySettings = .pushingEveryChange, filter: DeliveryFilter = DeliveryFilter(),
+        widgets: [WidgetSettings] = []
+    ) {
+        var engine = BridgeEngine(settings: settings, filter: filter)
+        engine.widgetSettings = widgets
+        session = RenderSession(engine: engine)
+    }
+
+    /// What is wrong with the widget requests sent so far, each checked as the fake PushWard does
+    /// at the simulated time it was sent, against the widget as PushWard would hold it then.
+    public var widgetViolations: [(request: PushWardRequest, violations: [ContractViolation])] {
+        var held: [String: [String: JSONValue]] = [:]
+        var found: [(PushWardRequest, [ContractViolation])] = []
+        for (at, planned) in session.widgetRequests {
+            let request = planned.request
+            var violations: [ContractViolation]
+            if request.method == .post {
+                violations = WidgetContract.postViolations(request.body)
+                held[request.slug] = request.body["content"]?.objectValue
+            } else {
+                let stored = held[request.slug] ?? [:]
+                violations = WidgetContract.patchViolations(request.body, stored: stored)
+                if let patch = request.body["content"] {
+                    held[request.slug] = MergePatch.apply(patch, to: .object(stored)).objectValue
+                }
+            }
+            let content = held[request.slug] ?? [:]
+            violations =
+                violations.filter { !$0.field.hasPrefix("content.") }
+                + WidgetContract.contentViolations(content, at: at).map {
+                    ContractViolation(field: "content." + $0.field, rule: $0.rule)
+                }
+            if !violations.isEmpty { found.append((request, violations)) }
+        }
+        return found
     }
 
     /// Feeds deliveries in the given order and lets the clock run out after the last.

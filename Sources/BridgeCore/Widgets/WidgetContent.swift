@@ -45,9 +45,11 @@ public enum WidgetContent {
     public static func window(for state: RunState, plan: StepPlan) -> (start: UnixTime, end: UnixTime)? {
         guard !plan.groups.isEmpty, plan.groups.allSatisfy({ $0.estimate != nil }) else { return nil }
         let started = plan.groups.compactMap(\.startedAt).min() ?? state.run?.runStartedAt ?? state.run?.createdAt
-        guard let started else { return nil }
+        // PushWard takes dates after 2000 and at most 366 days ahead: a start from a payload that
+        // says otherwise, or an estimate past what any window trusts, gets no dates.
+        guard let started, started > 946_684_800 else { return nil }
         let total = plan.groups.compactMap(\.estimate).reduce(0, +)
-        guard total >= 1 else { return nil }
+        guard total >= 1, total <= LiveWindow.maximumRemaining else { return nil }
         return (started, started + total.rounded())
     }
 

@@ -15,16 +15,26 @@ extension FuzzCheck {
     /// `X-GitHub-Event` name, a newline, and the JSON body; one without a newline is a
     /// `workflow_job` body. Deliveries that do not decode are skipped, as the daemon rejects them.
     ///
-    /// Each sequence is played twice: under the daemon's default settings (the push economy
-    /// coalesces and caps what is sent) and pushing every change, so every frame the engine can
-    /// build is sent and checked.
+    /// Each sequence is played three times: under the daemon's default settings (the push economy
+    /// coalesces and caps what is sent), pushing every change, so every frame the engine can build
+    /// is sent and checked, and as one bar (the generic template) with a widget that follows every
+    /// run, whose requests are held to the `progress` template as well.
     public static func ingest(_ input: [UInt8]) throws(FuzzFinding) {
         let events = ingestEvents(input)
-        for (label, settings) in [
-            ("default settings", ActivitySettings()), ("every change", ActivitySettings.pushingEveryChange),
+        var generic = ActivitySettings.pushingEveryChange
+        generic.template = .generic
+        for (label, settings, widgets) in [
+            ("default settings", ActivitySettings(), []), ("every change", ActivitySettings.pushingEveryChange, []),
+            ("generic with a widget", generic, [WidgetSettings(slug: "all", name: "All runs")]),
         ] {
-            var harness = BridgeHarness(settings: settings)
+            var harness = BridgeHarness(settings: settings, widgets: widgets)
             harness.play(events)
+            if let (request, violations) = harness.widgetViolations.first {
+                throw FuzzFinding(
+                    "\(label): \(request.method.rawValue) \(request.path) breaks the widget contract "
+                        + "(\(violations.map(\.description).joined(separator: "; "))): "
+                        + String(request.body.canonicalString.prefix(2_000)))
+            }
             for entry in harness.server.log where !entry.violations.isEmpty {
                 let request = entry.request
                 throw FuzzFinding(
