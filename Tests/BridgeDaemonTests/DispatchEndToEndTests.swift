@@ -65,24 +65,28 @@ struct DispatchEndToEndTests {
         /// Posts one signed delivery and returns the status.
         @discardableResult
         func deliver(_ event: WebhookEvent, id: String = UUID().uuidString) async throws -> Int {
-            let (name, body) = PayloadEncoder.encode(event)
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)/webhook")!)
-            request.httpMethod = "POST"
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
-            request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
-            request.setValue(
-                WebhookSignature.sign(body: body, secret: DispatchEndToEndTests.secret),
-                forHTTPHeaderField: "X-Hub-Signature-256")
-            let (_, response) = try await URLSession.shared.data(for: request)
-            return (response as? HTTPURLResponse)?.statusCode ?? 0
+            try await DispatchEndToEndTests.deliver(event, port: daemon.port, id: id)
         }
 
         func card(_ slug: String) throws -> ActivitySession? {
             let database = try BridgeDatabase(path: databasePath, readOnly: true)
             return try database.session(slug: slug)?.stored.session
         }
+    }
+
+    /// Posts one delivery signed with `secret` to the webhook listener on `port`; returns the status.
+    @discardableResult
+    static func deliver(_ event: WebhookEvent, port: Int, id: String = UUID().uuidString) async throws -> Int {
+        let (name, body) = PayloadEncoder.encode(event)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/webhook")!)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
+        request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
+        request.setValue(WebhookSignature.sign(body: body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
     static let script = RunScript(start: Date().timeIntervalSince1970 - 600)

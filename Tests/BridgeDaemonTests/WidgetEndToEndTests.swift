@@ -4,11 +4,6 @@ import BridgeStore
 import BridgeTestSupport
 import Foundation
 import Testing
-import WebhookServer
-
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 
 /// Home-screen widgets through the whole daemon over HTTP, against the fake PushWard (which
 /// validates `POST /widgets` and `PATCH /widgets/{slug}` with the `progress` template: a value out
@@ -124,21 +119,6 @@ struct WidgetEndToEndTests {
         )
     }
 
-    static func deliver(_ event: WebhookEvent, to daemon: Daemon) async throws -> Int {
-        let (name, body) = PayloadEncoder.encode(event)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.port)/webhook")!)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
-        request.setValue(UUID().uuidString, forHTTPHeaderField: "X-GitHub-Delivery")
-        request.setValue(
-            WebhookSignature.sign(body: body, secret: DispatchEndToEndTests.secret),
-            forHTTPHeaderField: "X-Hub-Signature-256")
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
-    }
-
     @Test("a restart mid-run keeps the widget: no second create, the run's end still arrives")
     func restart() async throws {
         let directory = try ScratchDirectory()
@@ -147,12 +127,16 @@ struct WidgetEndToEndTests {
         let script = RunScript(runID: 6, runNumber: 6, start: Date().timeIntervalSince1970 - 900, firstJobID: 600)
         let events = script.deliveries(waves: Self.waves)
         var daemon = try Self.daemon(database: database, fake: fake)
-        for event in events.prefix(4) { #expect(try await Self.deliver(event, to: daemon) == 202) }
+        for event in events.prefix(4) {
+            #expect(try await DispatchEndToEndTests.deliver(event, port: daemon.port) == 202)
+        }
         #expect(await DispatchEndToEndTests.eventually { fake.widgets["ci-main"] != nil })
         try await Task.sleep(for: .milliseconds(200))
         await daemon.shutdown()
         daemon = try Self.daemon(database: database, fake: fake)
-        for event in events.dropFirst(4) { #expect(try await Self.deliver(event, to: daemon) == 202) }
+        for event in events.dropFirst(4) {
+            #expect(try await DispatchEndToEndTests.deliver(event, port: daemon.port) == 202)
+        }
         #expect(await DispatchEndToEndTests.eventually { fake.widgets["ci-main"]?.content["value"] == 1 })
         try await Task.sleep(for: .milliseconds(300))
         await daemon.shutdown()
