@@ -287,10 +287,7 @@ public enum ConfigurationLoader {
             "actions": configuration.actions.map(actions) ?? .null,
             "widgets": .array(
                 configuration.widgets.map { widget in
-                    func globs(_ patterns: [GlobPattern]) -> JSONValue {
-                        .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
-                    }
-                    return [
+                    [
                         "slug": .string(widget.slug), "name": .string(widget.name),
                         "repositories": globs(widget.repositories), "workflows": globs(widget.workflows),
                         "branches": globs(widget.branches), "stale_after": .number(Double(widget.staleAfter)),
@@ -299,11 +296,13 @@ public enum ConfigurationLoader {
         ]
     }
 
+    /// A rule's glob list as written (an empty list as `["*"]`): alerts, actions and widgets alike.
+    static func globs(_ patterns: [GlobPattern]) -> JSONValue {
+        .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
+    }
+
     /// `offer` lists reject beside approve: it is what the buttons will be.
     static func actions(_ settings: ActionSettings) -> JSONValue {
-        func globs(_ patterns: [GlobPattern]) -> JSONValue {
-            .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
-        }
         return [
             "public_url": .string(settings.publicURL),
             "button_url": .string(settings.publicURL + ActionSettings.pathPrefix + "<token>"),
@@ -338,9 +337,6 @@ public enum ConfigurationLoader {
     }
 
     static func alerts(_ settings: AlertSettings) -> JSONValue {
-        func globs(_ patterns: [GlobPattern]) -> JSONValue {
-            .array((patterns.isEmpty ? ["*"] : patterns.map(\.pattern)).map { .string($0) })
-        }
         return [
             "rules": .array(
                 settings.rules.map { rule in

@@ -24,13 +24,7 @@ public struct ActionRule: Sendable, Equatable {
     /// Whether the rule covers the run. A value the payloads did not carry matches only a list
     /// that matches everything.
     public func covers(_ run: AlertSubject) -> Bool {
-        Self.matches(repositories, run.repository) && Self.matches(workflows, run.workflow)
-            && Self.matches(branches, run.branch)
-    }
-
-    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
-        guard !patterns.isEmpty else { return true }
-        guard let value else { return patterns.contains { $0.pattern == "*" } }
-        return patterns.contains { $0.matches(value) }
+        GlobPattern.any(repositories, match: run.repository) && GlobPattern.any(workflows, match: run.workflow)
+            && GlobPattern.any(branches, match: run.branch)
     }
 }

@@ -42,8 +42,8 @@ public struct AlertRule: Sendable, Equatable {
     /// `master`, the two GitHub has ever created.
     public func matches(_ reason: AlertReason, _ run: AlertSubject) -> Bool {
         guard when.contains(reason) else { return false }
-        return Self.matches(repositories, run.repository) && Self.matches(workflows, run.workflow)
-            && Self.matches(events, run.event) && Self.matches(actors, run.actor)
+        return GlobPattern.any(repositories, match: run.repository) && GlobPattern.any(workflows, match: run.workflow)
+            && GlobPattern.any(events, match: run.event) && GlobPattern.any(actors, match: run.actor)
             && matchesBranch(run.branch, defaultBranch: run.defaultBranch)
     }
 
@@ -58,9 +58,4 @@ public struct AlertRule: Sendable, Equatable {
         }
     }
 
-    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
-        guard !patterns.isEmpty else { return true }
-        guard let value else { return patterns.contains { $0.pattern == "*" } }
-        return patterns.contains { $0.matches(value) }
-    }
 }

@@ -371,12 +371,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
             throw ConfigurationError(
                 key: reader.key("name"), problem: "is required: what the widget is called, 1–256 characters")
         }
-        func globs(_ key: String) throws(ConfigurationError) -> [GlobPattern] {
-            (try reader.strings(key) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
-        }
         let widget = WidgetSettings(
-            slug: slug, name: name, repositories: try globs("repositories"), workflows: try globs("workflows"),
-            branches: try globs("branches"),
+            slug: slug, name: name, repositories: try reader.globs("repositories"),
+            workflows: try reader.globs("workflows"),
+            branches: try reader.globs("branches"),
             staleAfter: try reader.duration("stale_after", in: WidgetSettings.staleAfterRange)
                 ?? WidgetSettings.defaultStaleAfter)
         try reader.finish()
@@ -400,12 +398,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
             }
             offer.insert(kind)
         }
-        func globs(_ name: String) throws(ConfigurationError) -> [GlobPattern] {
-            (try reader.strings(name) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
-        }
         let rule = ActionRule(
-            offer: offer, repositories: try globs("repositories"), workflows: try globs("workflows"),
-            branches: try globs("branches"))
+            offer: offer, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
+            branches: try reader.globs("branches"))
         try reader.finish()
         return rule
     }
@@ -432,12 +427,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
             }
             level = known
         }
-        func globs(_ name: String) throws(ConfigurationError) -> [GlobPattern] {
-            (try reader.strings(name) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
-        }
         let rule = AlertRule(
-            when: when, repositories: try globs("repositories"), workflows: try globs("workflows"),
-            branches: try globs("branches"), events: try globs("events"), actors: try globs("actors"), level: level)
+            when: when, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
+            branches: try reader.globs("branches"), events: try reader.globs("events"),
+            actors: try reader.globs("actors"), level: level)
         try reader.finish()
         return rule
     }
@@ -533,6 +526,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
                         + "from \(range.lowerBound) to \(range.upperBound) seconds")
             }
             return seconds
+        }
+
+        /// A list of `*` globs (a rule's `repositories`, `workflows`, …); `*` itself is left out,
+        /// since an empty list already matches everything.
+        mutating func globs(_ name: String) throws(ConfigurationError) -> [GlobPattern] {
+            (try strings(name) ?? []).filter { $0 != "*" }.map(GlobPattern.init)
         }
 
         mutating func strings(_ name: String) throws(ConfigurationError) -> [String]? {

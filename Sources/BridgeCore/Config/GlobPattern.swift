@@ -9,6 +9,15 @@ public struct GlobPattern: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { pattern }
 
+    /// Whether `value` matches one of `patterns`, as every rule with glob lists reads them (alerts,
+    /// actions, widgets): an empty list matches everything, and a value the payloads did not carry
+    /// matches only a list that holds `*`.
+    public static func any(_ patterns: [GlobPattern], match value: String?) -> Bool {
+        guard !patterns.isEmpty else { return true }
+        guard let value else { return patterns.contains { $0.pattern == "*" } }
+        return patterns.contains { $0.matches(value) }
+    }
+
     public func matches(_ text: String) -> Bool {
         let pieces = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
         guard pieces.count > 1 else { return text == pattern }

@@ -29,16 +29,11 @@ public struct WidgetSettings: Sendable, Equatable {
         self.staleAfter = staleAfter
     }
 
-    /// Whether the widget follows `state`'s run (an empty list matches every value).
+    /// Whether the widget follows `state`'s run (see `GlobPattern.any`).
     public func follows(_ state: RunState) -> Bool {
-        Self.matches(repositories, state.key.repository) && Self.matches(workflows, state.workflowName)
-            && Self.matches(branches, state.headBranch)
-    }
-
-    private static func matches(_ patterns: [GlobPattern], _ value: String?) -> Bool {
-        guard !patterns.isEmpty else { return true }
-        guard let value else { return false }
-        return patterns.contains { $0.matches(value) }
+        GlobPattern.any(repositories, match: state.key.repository)
+            && GlobPattern.any(workflows, match: state.workflowName)
+            && GlobPattern.any(branches, match: state.headBranch)
     }
 
     /// Whether `slug` is one PushWard takes.
