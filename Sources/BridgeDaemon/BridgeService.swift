@@ -500,7 +500,6 @@ public actor BridgeService {
         snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
         engine.widgetBudget.used = usage.widgetUpdatesUsed
         engine.widgetBudget.limit = usage.widgetUpdatesLimit
-        engine.widgetBudget.resetsAt = usage.quotaResetsAt
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

@@ -238,9 +238,8 @@ struct WidgetTests {
         let run = RunKey(repository: "a/b", runID: 1, attempt: 1)
         session.run = run
         session.desired = ["template": "progress", "value": 0.5, "end_date": "2027-01-01T00:10:00Z"]
-        session.desiredEndDate = 1_798_762_200
         session.shown = WidgetSession.Shown(
-            run: run, final: false, endDate: 1_798_761_600,
+            run: run, final: false,
             content: ["template": "progress", "value": 0.1, "end_date": "2027-01-01T00:00:00Z"])
         let now: UnixTime = 1_798_760_000
         guard case .send(let planned) = WidgetReconciler.decide(session, settings: Self.main, estimates: true, now: now)
@@ -272,7 +271,7 @@ struct WidgetTests {
         let deleted = PlannedWidgetRequest(
             request: PushWardRequest(
                 method: .patch, slug: "ci-main", body: ["content": ["value": 1]], resource: .widgets),
-            kind: .end, run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), final: true, endDate: nil,
+            kind: .end, run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), final: true,
             content: [:])
         #expect(
             engine.handleWidget(

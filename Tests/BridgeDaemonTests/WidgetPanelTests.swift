@@ -11,7 +11,7 @@ struct WidgetPanelTests {
         var session = WidgetSession(slug: "ci-main")
         session.updatesSpent = 3
         session.shown = WidgetSession.Shown(
-            run: RunKey(repository: "a/b", runID: 1, attempt: 1), final: false, endDate: nil,
+            run: RunKey(repository: "a/b", runID: 1, attempt: 1), final: false,
             content: [
                 "template": "progress", "value": 0.42, "label": "evil/<script>alert(1)</script> · CI\u{202E}",
                 "subtitle": "main\" onload=\"x · Build", "accent_color": "red",
@@ -28,7 +28,11 @@ struct WidgetPanelTests {
         #expect(html.contains("<dt>Queued</dt><dd>12 s</dd>"))
         #expect(html.contains("3 widget updates"))
         #expect(html.contains("until 2027-01-01T00:00:00Z"))
-        let unsent = WidgetPanel.render(WidgetSession(slug: "new"), now: 0)
-        #expect(unsent.contains("Not on PushWard yet"))
+        var unsent = WidgetSession(slug: "new")
+        unsent.lastProblem = "429 quota.exceeded: <spent>"
+        unsent.lastProblemAt = 1_800_000_000
+        let waiting = WidgetPanel.render(unsent, now: 0)
+        #expect(waiting.contains("Not on PushWard yet"))
+        #expect(waiting.contains("Last problem (2027-01-15T08:00:00Z): 429 quota.exceeded: &lt;spent&gt;"))
     }
 }

@@ -24,7 +24,6 @@ extension BridgeEngine {
             }
             session.desired = WidgetContent.content(for: state, plan: plan, end: end, icon: self.settings.icon)
             session.desiredFinal = end != nil
-            session.desiredEndDate = end == nil ? WidgetContent.window(for: state, plan: plan)?.end : nil
             if widgets[settings.slug] != session {
                 widgets[settings.slug] = session
                 changes.widgets.insert(settings.slug)

@@ -10,14 +10,12 @@ public struct WidgetBudget: Sendable, Equatable {
     public var used: Int?
     /// Nil: unlimited or not known.
     public var limit: Int?
-    public var resetsAt: UnixTime?
     /// PushWard said the widget updates are spent: nothing is sent before this.
     public var pausedUntil: UnixTime?
 
-    public init(used: Int? = nil, limit: Int? = nil, resetsAt: UnixTime? = nil, pausedUntil: UnixTime? = nil) {
+    public init(used: Int? = nil, limit: Int? = nil, pausedUntil: UnixTime? = nil) {
         self.used = used
         self.limit = limit
-        self.resetsAt = resetsAt
         self.pausedUntil = pausedUntil
     }
 

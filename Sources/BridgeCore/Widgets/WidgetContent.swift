@@ -8,9 +8,7 @@
 /// branch: made plain (no controls, no bidi overrides) and cut to PushWard's limits.
 public enum WidgetContent {
     public static let textLimit = 256
-    public static let statLabelLimit = 32
     public static let statValueLimit = 32
-    public static let unitLimit = 16
 
     /// The widget's content for `state`; `end` is the finished run's appearance (nil while it goes).
     public static func content(
@@ -51,6 +49,11 @@ public enum WidgetContent {
         let total = plan.groups.compactMap(\.estimate).reduce(0, +)
         guard total >= 1, total <= LiveWindow.maximumRemaining else { return nil }
         return (started, started + total.rounded())
+    }
+
+    /// The window's end a content carries (its `end_date`), as a time; nil without a window.
+    public static func endDate(of content: [String: JSONValue]) -> UnixTime? {
+        content["end_date"]?.stringValue.flatMap(GitHubTimestamp.parse)
     }
 
     /// Jobs done of all, failed when any did, how long the run took and how long its first job

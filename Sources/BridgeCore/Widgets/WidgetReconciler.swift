@@ -40,8 +40,7 @@ public enum WidgetReconciler {
                 PlannedWidgetRequest(
                     request: PushWardRequest(
                         method: .post, slug: settings.slug, body: .object(body), resource: .widgets),
-                    kind: .create, run: run, final: session.desiredFinal, endDate: session.desiredEndDate,
-                    content: desired))
+                    kind: .create, run: run, final: session.desiredFinal, content: desired))
         }
         let kind: PlannedWidgetRequest.Kind
         if shown.run != run {
@@ -49,20 +48,22 @@ public enum WidgetReconciler {
         } else if session.desiredFinal {
             guard !shown.final else { return .idle }
             kind = .end
-        } else if estimates, moved(from: shown.endDate, to: session.desiredEndDate, now: now) {
+        } else if estimates,
+            moved(from: WidgetContent.endDate(of: shown.content), to: WidgetContent.endDate(of: desired), now: now)
+        {
             kind = .estimate
         } else {
             return .idle
         }
+        // Nothing to change on the phone: no update is spent on it.
         guard let patch = MergePatch.diff(from: .object(shown.content), to: .object(desired)), patch != [:] else {
-            // Nothing to change on the phone: note it as shown without spending an update.
             return .idle
         }
         return .send(
             PlannedWidgetRequest(
                 request: PushWardRequest(
                     method: .patch, slug: settings.slug, body: ["content": patch], resource: .widgets),
-                kind: kind, run: run, final: session.desiredFinal, endDate: session.desiredEndDate, content: desired))
+                kind: kind, run: run, final: session.desiredFinal, content: desired))
     }
 
     /// Whether the window's end moved enough to be worth one of the month's widget updates; a
@@ -85,9 +86,7 @@ public enum WidgetReconciler {
         session.failures = 0
         session.rejectedBody = nil
         session.updatesSpent += 1
-        session.lastSentAt = now
-        session.shown = WidgetSession.Shown(
-            run: planned.run, final: planned.final, endDate: planned.endDate, content: planned.content)
+        session.shown = WidgetSession.Shown(run: planned.run, final: planned.final, content: planned.content)
         return session
     }
 }
@@ -109,7 +108,6 @@ public struct PlannedWidgetRequest: Sendable, Equatable {
     public var kind: Kind
     public var run: RunKey?
     public var final: Bool
-    public var endDate: UnixTime?
     /// The whole content PushWard holds once it applied the request.
     public var content: [String: JSONValue]
 }

@@ -1,18 +1,16 @@
 /// What the bridge knows of one configured widget: the run it follows, what that run wants shown,
 /// and what PushWard last took. Kept in SQLite (`widgets`), one row per configured slug.
 public struct WidgetSession: Sendable, Equatable, Codable {
-    /// What PushWard acknowledged: the run and whether it was its end, the window's end sent, and
-    /// the content as PushWard now holds it (the base of the next merge patch).
+    /// What PushWard acknowledged: the run and whether it was its end, and the content as PushWard
+    /// now holds it (the base of the next merge patch; its `end_date` is the window sent).
     public struct Shown: Sendable, Equatable, Codable {
         public var run: RunKey?
         public var final: Bool
-        public var endDate: UnixTime?
         public var content: [String: JSONValue]
 
-        public init(run: RunKey?, final: Bool, endDate: UnixTime?, content: [String: JSONValue]) {
+        public init(run: RunKey?, final: Bool, content: [String: JSONValue]) {
             self.run = run
             self.final = final
-            self.endDate = endDate
             self.content = content
         }
     }
@@ -25,8 +23,6 @@ public struct WidgetSession: Sendable, Equatable, Codable {
     public var desired: [String: JSONValue]?
     /// True once the run finished: the content is its result, and stays.
     public var desiredFinal: Bool = false
-    /// The window's end in `desired`, as a time.
-    public var desiredEndDate: UnixTime?
     /// Nil until `POST /widgets` was acknowledged (and again after a 404, to create it anew).
     public var shown: Shown?
     public var retryAt: UnixTime?
@@ -37,7 +33,6 @@ public struct WidgetSession: Sendable, Equatable, Codable {
     public var lastProblemAt: UnixTime?
     /// Widget updates PushWard acknowledged for this widget since the bridge first drew it.
     public var updatesSpent: Int = 0
-    public var lastSentAt: UnixTime?
 
     public init(slug: String) {
         self.slug = slug

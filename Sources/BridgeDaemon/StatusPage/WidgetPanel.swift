@@ -44,6 +44,7 @@ enum WidgetPanel {
 
     static func problem(_ session: WidgetSession) -> String {
         guard let problem = session.lastProblem else { return "" }
-        return "<p class=\"problem\" role=\"alert\">Last problem: \(Markup.escaped(problem))</p>"
+        let at = session.lastProblemAt.map { " (\(GitHubTimestamp.format($0)))" } ?? ""
+        return "<p class=\"problem\" role=\"alert\">Last problem\(at): \(Markup.escaped(problem))</p>"
     }
 }
