@@ -71,14 +71,7 @@ struct CrashRecoveryTests {
 
     /// Posts one delivery; nil when the connection failed (the process died under it).
     static func post(_ event: WebhookEvent, id: String, port: Int) -> Int? {
-        let (name, body) = PayloadEncoder.encode(event)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/webhook")!, timeoutInterval: 5)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
-        request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
-        request.setValue(WebhookSignature.sign(body: body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
+        let request = SignedDelivery.request(event, port: port, secret: secret, id: id, timeout: 5)
         let semaphore = DispatchSemaphore(value: 0)
         let status = LockedStatus()
         URLSession.shared.dataTask(with: request) { _, response, _ in

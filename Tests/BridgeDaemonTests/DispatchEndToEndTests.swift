@@ -77,14 +77,7 @@ struct DispatchEndToEndTests {
     /// Posts one delivery signed with `secret` to the webhook listener on `port`; returns the status.
     @discardableResult
     static func deliver(_ event: WebhookEvent, port: Int, id: String = UUID().uuidString) async throws -> Int {
-        let (name, body) = PayloadEncoder.encode(event)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/webhook")!)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
-        request.setValue(id, forHTTPHeaderField: "X-GitHub-Delivery")
-        request.setValue(WebhookSignature.sign(body: body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
+        let request = SignedDelivery.request(event, port: port, secret: secret, id: id)
         let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }

@@ -55,15 +55,7 @@ struct MetricsTests {
     }
 
     static func delivery(_ event: WebhookEvent, port: Int, secret: String = MetricsTests.secret) -> URLRequest {
-        let (name, body) = PayloadEncoder.encode(event)
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/webhook")!)
-        request.httpMethod = "POST"
-        request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(name, forHTTPHeaderField: "X-GitHub-Event")
-        request.setValue(UUID().uuidString, forHTTPHeaderField: "X-GitHub-Delivery")
-        request.setValue(WebhookSignature.sign(body: body, secret: secret), forHTTPHeaderField: "X-Hub-Signature-256")
-        return request
+        SignedDelivery.request(event, port: port, secret: secret)
     }
 
     /// The value of one series in a Prometheus exposition, or nil.
