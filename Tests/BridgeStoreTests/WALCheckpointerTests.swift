@@ -235,8 +235,14 @@ struct WALCheckpointerTests {
             try commit(id)
             largest = max(largest, walFileSize())
             if id % burst == 0 {
+                // A checkpointer waiting for the attached writer's handover runs no checkpoint until the
+                // writer's next transaction: go on then.
                 let required = previousBurstEnd + 2
-                try #require(eventually { checkpointer.snapshot().checkpoints >= required })
+                try #require(
+                    eventually {
+                        let snapshot = checkpointer.snapshot()
+                        return snapshot.checkpoints >= required || snapshot.handoverPending
+                    })
                 previousBurstEnd = checkpointer.snapshot().checkpoints
             }
         }
@@ -280,6 +286,7 @@ struct WALCheckpointerTests {
         // The test could fail: without restarts the WAL would have grown to every frame written, many times that.
         #expect(snapshot.framesCheckpointed * Self.frameBytes > 4 * (limit + Self.slack))
         #expect(snapshot.restarts >= 1)
+        #expect(snapshot.handovers == 0)  // no writer attached: restart checkpoints did it
         #expect(errors.all == [])
 
         // The final truncate checkpoint emptied the WAL, and nothing is lost.
@@ -322,6 +329,8 @@ struct WALCheckpointerTests {
         // Without restarts the WAL would hold every frame written (about 110 MiB here), far past the bound.
         #expect(snapshot.framesCheckpointed * Self.frameBytes > 4 * (limit + Self.deliveryBurstSlack))
         #expect(snapshot.restarts >= 1)
+        // startCheckpointer attached the database's connection: it started the WAL over itself.
+        #expect(snapshot.handovers >= 1)
         #expect(walFileSize() == 0)
         #expect(errors.all == [])
 
@@ -378,6 +387,113 @@ struct WALCheckpointerTests {
         #expect(errors.all == [])
         checkpointer.stop()
         try expectEveryRow(upTo: id + 1)
+    }
+
+    // MARK: The handover
+
+    /// The WAL header's checkpoint sequence number and salts, which change when the WAL starts over.
+    private func walGeneration() throws -> Data {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path + "-wal"))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: 12)
+        return try handle.read(upToCount: 12) ?? Data()
+    }
+
+    /// A 256 KiB limit, and 60 deliveries of 10 KB past it; the checkpointer only works when poked.
+    private func writerPastTheLimit(
+        handoverTimeout: Duration, errors: ErrorLog
+    ) throws -> (SQLiteConnection, WALCheckpointer) {
+        let writer = try openWriter()
+        let checkpointer = try WALCheckpointer(
+            path: path,
+            configuration: .init(interval: .seconds(3600), walSizeLimit: 256 << 10, handoverTimeout: handoverTimeout),
+            onError: errors.onError)
+        checkpointer.attachWriter(writer)
+        for id in Int64(1)...60 {
+            try commit(id, on: writer)
+        }
+        #expect(walFileSize() > 256 << 10)
+        return (writer, checkpointer)
+    }
+
+    @Test("an attached writer starts the WAL over itself before its next transaction: no restart checkpoint")
+    func writerStartsTheWALOver() throws {
+        let errors = ErrorLog()
+        let (writer, checkpointer) = try writerPastTheLimit(handoverTimeout: .seconds(60), errors: errors)
+        defer { checkpointer.stop() }
+        let before = try walGeneration()
+
+        // Another connection, not attached, has a write transaction open while the checkpointer copies the WAL,
+        // finds it past the limit and waits for the writer: a commit that came during that copy.
+        let other = try openWriter()
+        try other.execute("BEGIN IMMEDIATE")
+        try other.run("INSERT INTO deliveries (id, payload) VALUES (?, ?)", [.integer(61), .blob(Self.payload(61))])
+        checkpointer.poke()
+        #expect(eventually { checkpointer.snapshot().handoverPending })
+        #expect(checkpointer.snapshot().restarts == 0)
+        // Its snapshot predates the copy, so it does not start the WAL over, and leaves frames not copied: a
+        // transaction beginning now would not start the WAL over by itself either.
+        try other.execute("COMMIT")
+        #expect(try walGeneration() == before)
+        #expect(checkpointer.snapshot().handoverPending)
+
+        // The attached writer's next transaction copies what is left first, so it finds the WAL fully copied and
+        // starts it over.
+        try commit(62, on: writer)
+        #expect(try walGeneration() != before)
+        #expect(eventually { !checkpointer.snapshot().handoverPending })
+        let handedOver = checkpointer.snapshot()
+        #expect(handedOver.handovers == 1)
+        #expect(handedOver.restarts == 1)
+
+        // A checkpoint now sees a WAL holding that one transaction's frames, all of them new.
+        checkpointer.poke()
+        #expect(eventually { checkpointer.snapshot().checkpoints > handedOver.checkpoints })
+        let after = checkpointer.snapshot()
+        #expect(after.walFrames > 0 && after.walFrames < 10)
+        #expect(after.walFramesCheckpointed == after.walFrames)
+        #expect(after.handovers == 1 && after.restarts == 1)
+        #expect(errors.all == [])
+        checkpointer.stop()
+        try expectEveryRow(upTo: 62)
+    }
+
+    @Test("an attached writer that begins no transaction gets a restart checkpoint after the handover timeout")
+    func idleWriterGetsARestart() throws {
+        let errors = ErrorLog()
+        let (writer, checkpointer) = try writerPastTheLimit(handoverTimeout: .milliseconds(50), errors: errors)
+        defer { checkpointer.stop() }
+        let before = try walGeneration()
+        checkpointer.poke()
+        #expect(eventually { checkpointer.snapshot().restarts == 1 })
+        let restarted = checkpointer.snapshot()
+        #expect(restarted.handovers == 0)
+        #expect(!restarted.handoverPending)
+        // The restart checkpoint left the WAL fully copied: the next commit starts it over.
+        try commit(61, on: writer)
+        #expect(try walGeneration() != before)
+        #expect(errors.all == [])
+        checkpointer.stop()
+        try expectEveryRow(upTo: 61)
+    }
+
+    @Test("stop() during a pending handover does not wait for it, and still empties the WAL")
+    func stopDuringAHandover() throws {
+        let errors = ErrorLog()
+        let (_, checkpointer) = try writerPastTheLimit(handoverTimeout: .seconds(3600), errors: errors)
+        checkpointer.poke()
+        #expect(eventually { checkpointer.snapshot().handoverPending })
+        // Off the test's thread, so a stop() that waited for the handover fails the test instead of hanging it.
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            checkpointer.stop()
+            stopped.signal()
+        }.start()
+        #expect(stopped.wait(timeout: .now() + 30) == .success)
+        #expect(checkpointer.snapshot().handovers == 0)
+        #expect(walFileSize() == 0)
+        #expect(errors.all == [])
+        try expectEveryRow(upTo: 60)
     }
 
     @Test("SQLITE_BUSY because another connection is checkpointing is counted, not reported")

@@ -38,7 +38,8 @@ public final class BridgeDatabase {
     }
 
     /// Moves WAL checkpoints off this connection: starts a `WALCheckpointer` on the same file (its own connection
-    /// and thread), then turns this connection's automatic checkpoints off and sets its `journal_size_limit` to
+    /// and thread) with this connection attached as its writer (so this connection starts the WAL over between
+    /// two transactions), then turns this connection's automatic checkpoints off and sets its `journal_size_limit` to
     /// twice `configuration.walSizeLimit`: a WAL the checkpointer started over is written again in place (cheaper
     /// than growing a file block by block), and one that grew past twice the limit shrinks back on disk. For the daemon's writer; call `stop()` on the result before closing this database.
     ///
@@ -57,6 +58,7 @@ public final class BridgeDatabase {
             try connection.disableAutomaticCheckpoints()
             // The checkpointer's restarts hold the write lock for milliseconds; wait for them finely.
             try connection.pollForLocksFinely()
+            checkpointer.attachWriter(connection)
         } catch {
             checkpointer.stop()
             throw error

@@ -62,6 +62,10 @@ public final class SQLiteConnection {
     public private(set) var busyTimeout: Int32 = SQLiteConnection.busyTimeoutMilliseconds
     /// Set by `pollForLocksFinely()`: a new busy timeout keeps the fine polling.
     private var pollsForLocksFinely = false
+    /// Runs before every write transaction's `BEGIN`, with this connection, outside any transaction:
+    /// `WALCheckpointer.attachWriter` sets it so the writer itself can start the WAL over between two
+    /// transactions. Not for anything that may fail a write: it cannot throw.
+    var beforeWriteTransaction: ((SQLiteConnection) -> Void)?
 
     /// Opens (and for `.readWrite`, creates) the database at `path` and configures it.
     ///
@@ -213,7 +217,8 @@ public final class SQLiteConnection {
     /// `BEGIN` instead of failing halfway through with an upgrade deadlock. Transactions do not nest:
     /// calling this inside another transaction is a programming error and traps.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try withTransaction(begin: "BEGIN IMMEDIATE", body)
+        if !isInTransaction { beforeWriteTransaction?(self) }
+        return try withTransaction(begin: "BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` in a read transaction (`BEGIN DEFERRED`), so several queries see one consistent
