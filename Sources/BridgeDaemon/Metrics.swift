@@ -45,6 +45,12 @@ public final class Metrics: @unchecked Sendable {
     public init() {
         describe("deliveries_total", "counter", "Webhook deliveries by event and outcome.")
         describe(
+            "wal_restarts_total", "counter",
+            "Times the WAL was made to start over (every walSizeLimit bytes written), handovers included.")
+        describe(
+            "wal_handovers_total", "counter",
+            "WAL restarts the writer did itself between two transactions, without a checkpoint taking its lock.")
+        describe(
             "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
         describe("http_responses_total", "counter", "Webhook listener answers by status.")
         describe(

@@ -105,7 +105,9 @@ public struct ServiceSnapshot: Sendable {
                         "wal_frames_not_checkpointed",
                         "WAL frames not yet copied into the database file by the checkpointer.", [:],
                         Double(max(0, snapshot.walFrames - snapshot.walFramesCheckpointed))
-                    )
+                    ),
+                    ("wal_restarts_total", "", [:], Double(snapshot.restarts)),
+                    ("wal_handovers_total", "", [:], Double(snapshot.handovers)),
                 ]
             } ?? [])
     }
