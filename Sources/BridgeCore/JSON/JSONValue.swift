@@ -133,7 +133,7 @@ extension JSONValue {
         return output.data
     }
 
-    private func write(to output: inout JSONByteBuffer) {
+    func write(to output: inout JSONByteBuffer) {
         switch self {
         case .null: output.appendASCII("null")
         case .bool(let flag): output.appendASCII(flag ? "true" : "false")

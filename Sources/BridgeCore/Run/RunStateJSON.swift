@@ -20,12 +20,12 @@ public enum RunStateJSON {
 
     private static func write(_ state: RunState, to out: inout JSONByteBuffer) -> Bool {
         out.append(UInt8(ascii: "{"))
-        var object = ObjectState()
+        var object = JSONObjectWriter()
         object.key("key", &out)
         write(state.key, to: &out)
         object.key("repository", &out)
         out.append(UInt8(ascii: "{"))
-        var repository = ObjectState()
+        var repository = JSONObjectWriter()
         repository.string("fullName", state.repository.fullName, &out)
         repository.string("htmlURL", state.repository.htmlURL, &out)
         repository.string("defaultBranch", state.repository.defaultBranch, &out)
@@ -36,7 +36,7 @@ public enum RunStateJSON {
         }
         object.key("jobs", &out)
         out.append(UInt8(ascii: "{"))
-        var jobs = ObjectState()
+        var jobs = JSONObjectWriter()
         for id in state.jobs.keys.sorted() {
             jobs.key(String(id), &out)
             guard write(state.jobs[id]!, to: &out) else { return false }
@@ -45,7 +45,7 @@ public enum RunStateJSON {
         if let metadata = state.jobMetadata {
             object.key("jobMetadata", &out)
             out.append(UInt8(ascii: "{"))
-            var fields = ObjectState()
+            var fields = JSONObjectWriter()
             fields.integer("sourceJobID", metadata.sourceJobID, &out)
             fields.string("workflowName", metadata.workflowName, &out)
             fields.string("headBranch", metadata.headBranch, &out)
@@ -59,7 +59,7 @@ public enum RunStateJSON {
         }
         object.key("estimates", &out)
         out.append(UInt8(ascii: "{"))
-        var estimates = ObjectState()
+        var estimates = JSONObjectWriter()
         for name in state.estimates.keys.sorted() {
             guard estimates.number(name, state.estimates[name]!, &out) else { return false }
         }
@@ -70,7 +70,7 @@ public enum RunStateJSON {
         for (index, group) in state.inherited.enumerated() {
             if index > 0 { out.append(JSONByteBuffer.comma) }
             out.append(UInt8(ascii: "{"))
-            var fields = ObjectState()
+            var fields = JSONObjectWriter()
             fields.string("name", group.name, &out)
             fields.integer("orderKey", group.orderKey, &out)
             fields.integer("jobCount", group.jobCount, &out)
@@ -84,7 +84,7 @@ public enum RunStateJSON {
         if let completion = state.completion {
             object.key("completion", &out)
             out.append(UInt8(ascii: "{"))
-            var fields = ObjectState()
+            var fields = JSONObjectWriter()
             fields.string("conclusion", completion.conclusion, &out)
             guard fields.number("recognizedAt", completion.recognizedAt, &out) else { return false }
             fields.string("source", completion.source.rawValue, &out)
@@ -94,7 +94,7 @@ public enum RunStateJSON {
         if let decision = state.cardDecision {
             object.key("cardDecision", &out)
             out.append(UInt8(ascii: "{"))
-            var fields = ObjectState()
+            var fields = JSONObjectWriter()
             fields.string("level", decision.level?.rawValue, &out)
             fields.string("reason", decision.reason, &out)
             guard fields.number("decidedAt", decision.decidedAt, &out),
@@ -106,7 +106,7 @@ public enum RunStateJSON {
         if let note = state.actionNote {
             object.key("actionNote", &out)
             out.append(UInt8(ascii: "{"))
-            var fields = ObjectState()
+            var fields = JSONObjectWriter()
             fields.string("kind", note.kind.rawValue, &out)
             fields.string("text", note.text, &out)
             fields.bool("failed", note.failed, &out)
@@ -117,9 +117,9 @@ public enum RunStateJSON {
         return true
     }
 
-    private static func write(_ key: RunKey, to out: inout JSONByteBuffer) {
+    static func write(_ key: RunKey, to out: inout JSONByteBuffer) {
         out.append(UInt8(ascii: "{"))
-        var fields = ObjectState()
+        var fields = JSONObjectWriter()
         fields.string("repository", key.repository, &out)
         fields.integer("runID", key.runID, &out)
         fields.integer("attempt", key.attempt, &out)
@@ -128,7 +128,7 @@ public enum RunStateJSON {
 
     private static func write(_ run: WorkflowRun, to out: inout JSONByteBuffer) -> Bool {
         out.append(UInt8(ascii: "{"))
-        var fields = ObjectState()
+        var fields = JSONObjectWriter()
         fields.integer("id", run.id, &out)
         fields.integer("runAttempt", run.runAttempt, &out)
         fields.integer("runNumber", run.runNumber, &out)
@@ -151,7 +151,7 @@ public enum RunStateJSON {
         for (index, pullRequest) in run.pullRequests.enumerated() {
             if index > 0 { out.append(JSONByteBuffer.comma) }
             out.append(UInt8(ascii: "{"))
-            var reference = ObjectState()
+            var reference = JSONObjectWriter()
             reference.integer("number", pullRequest.number, &out)
             reference.string("htmlURL", pullRequest.htmlURL, &out)
             out.append(UInt8(ascii: "}"))
@@ -166,7 +166,7 @@ public enum RunStateJSON {
 
     private static func write(_ job: JobRecord, to out: inout JSONByteBuffer) -> Bool {
         out.append(UInt8(ascii: "{"))
-        var fields = ObjectState()
+        var fields = JSONObjectWriter()
         fields.integer("id", job.id, &out)
         fields.string("name", job.name, &out)
         fields.string("status", job.status.rawValue, &out)
@@ -184,7 +184,7 @@ public enum RunStateJSON {
 
     private static func write(_ summary: RunSummary, to out: inout JSONByteBuffer) -> Bool {
         out.append(UInt8(ascii: "{"))
-        var fields = ObjectState()
+        var fields = JSONObjectWriter()
         fields.key("key", &out)
         write(summary.key, to: &out)
         fields.string("workflow", summary.workflow, &out)
@@ -196,7 +196,7 @@ public enum RunStateJSON {
         for (index, group) in summary.groups.enumerated() {
             if index > 0 { out.append(JSONByteBuffer.comma) }
             out.append(UInt8(ascii: "{"))
-            var members = ObjectState()
+            var members = JSONObjectWriter()
             members.string("name", group.name, &out)
             members.integer("jobCount", group.jobCount, &out)
             guard members.number("duration", group.duration, &out) else { return false }
@@ -205,44 +205,5 @@ public enum RunStateJSON {
         out.append(UInt8(ascii: "]"))
         out.append(UInt8(ascii: "}"))
         return true
-    }
-
-    /// One object being written: a comma before every member but the first; `nil` leaves a
-    /// member out, as synthesized `Encodable` does.
-    private struct ObjectState {
-        var empty = true
-
-        mutating func key(_ name: String, _ out: inout JSONByteBuffer) {
-            if !empty { out.append(JSONByteBuffer.comma) }
-            empty = false
-            out.appendString(name)
-            out.append(JSONByteBuffer.colon)
-        }
-
-        mutating func string(_ name: String, _ value: String?, _ out: inout JSONByteBuffer) {
-            guard let value else { return }
-            key(name, &out)
-            out.appendString(value)
-        }
-
-        mutating func integer(_ name: String, _ value: Int?, _ out: inout JSONByteBuffer) {
-            guard let value else { return }
-            key(name, &out)
-            out.appendInteger(value)
-        }
-
-        mutating func bool(_ name: String, _ value: Bool, _ out: inout JSONByteBuffer) {
-            key(name, &out)
-            if value { out.appendASCII("true") } else { out.appendASCII("false") }
-        }
-
-        /// False for a number JSON cannot hold.
-        mutating func number(_ name: String, _ value: Double?, _ out: inout JSONByteBuffer) -> Bool {
-            guard let value else { return true }
-            guard value.isFinite else { return false }
-            key(name, &out)
-            out.appendFiniteDouble(value)
-            return true
-        }
     }
 }

@@ -35,7 +35,8 @@ extension BridgeDatabase {
             [
                 .text(session.identity.slug), .text(session.identity.name), .string(session.owner?.repository),
                 .int(session.owner?.runID), .int(session.owner?.attempt), .text(session.phase.rawValue),
-                .text(try json(session)), try card.floor.map { .text(try json($0)) } ?? .null,
+                .text(try ActivitySessionJSON.text(of: session) ?? json(session)),
+                try card.floor.map { .text(try json($0)) } ?? .null,
                 card.desired.map { .text($0.canonicalString) } ?? .null,
                 session.acknowledged.map { .text(JSONValue.object($0.content).canonicalString) } ?? .null,
                 .real(card.updatedAt),
