@@ -18,28 +18,27 @@ public struct StoredSession: Sendable, Equatable {
 }
 
 /// `activities`: one row per slug, the session and its progress floor as JSON, with the desired
-/// and acknowledged content beside them for the CLI, the admin API and the status page.
+/// content beside them for the CLI, the admin API and the status page (the acknowledged content
+/// is the session's own).
 extension BridgeDatabase {
     func saveSession(_ card: StoredSession) throws {
         let session = card.session
         try connection.run(
             """
             INSERT INTO activities (slug, name, owner_repository, owner_run_id, owner_attempt, phase, session,
-                progress_floor, desired, acknowledged, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                progress_floor, desired, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (slug) DO UPDATE SET name = excluded.name, owner_repository = excluded.owner_repository,
                 owner_run_id = excluded.owner_run_id, owner_attempt = excluded.owner_attempt, phase = excluded.phase,
                 session = excluded.session, progress_floor = excluded.progress_floor, desired = excluded.desired,
-                acknowledged = excluded.acknowledged, updated_at = excluded.updated_at
+                updated_at = excluded.updated_at
             """,
             [
                 .text(session.identity.slug), .text(session.identity.name), .string(session.owner?.repository),
                 .int(session.owner?.runID), .int(session.owner?.attempt), .text(session.phase.rawValue),
                 .text(try ActivitySessionJSON.text(of: session) ?? json(session)),
                 try card.floor.map { .text(try json($0)) } ?? .null,
-                card.desired.map { .text($0.canonicalString) } ?? .null,
-                session.acknowledged.map { .text(JSONValue.object($0.content).canonicalString) } ?? .null,
-                .real(card.updatedAt),
+                card.desired.map { .text($0.canonicalString) } ?? .null, .real(card.updatedAt),
             ])
     }
 
@@ -60,14 +59,14 @@ extension BridgeDatabase {
     /// The card a slug names, as last written.
     public func session(slug: String) throws -> (stored: StoredSession, acknowledged: JSONValue?)? {
         try connection.queryOne(
-            "SELECT session, progress_floor, desired, acknowledged, updated_at FROM activities WHERE slug = ?",
+            "SELECT session, progress_floor, desired, updated_at FROM activities WHERE slug = ?",
             [.text(slug)]
         ) { row in
             let card = StoredSession(
                 session: try decode(ActivitySession.self, row.string(0) ?? ""),
                 floor: try row.string(1).map { try decode(ProgressFloor.self, $0) },
-                desired: try row.string(2).map { try JSONValue(parsing: Data($0.utf8)) }, updatedAt: row.double(4) ?? 0)
-            return (card, try row.string(3).map { try JSONValue(parsing: Data($0.utf8)) })
+                desired: try row.string(2).map { try JSONValue(parsing: Data($0.utf8)) }, updatedAt: row.double(3) ?? 0)
+            return (card, card.session.acknowledged.map { .object($0.content) })
         }
     }
 }
