@@ -36,8 +36,9 @@ import Foundation
 ///     (after `restartBusyTimeout`, then twice that, and so on). While it holds the lock the writer waits: for
 ///     the copy of what was committed while the round ran, two fsyncs and at most `restartBusyTimeout` of
 ///     reader waiting. Measured at 1,000 deliveries a second on an empty database, that made restarts the
-///     largest part of the slowest answers (6 to 19 ms each, about every second); a handover paused the
-///     writer 2 to 14 ms, most of it the database file's `fdatasync` (25 to 40 ms on a 15 GB file).
+///     largest part of the slowest answers (6 to 19 ms each, about every second). A handover pauses the
+///     writer 2 to 14 ms there, and up to 32 ms on a 15 GB file: most of it the database file's `fdatasync`,
+///     which SQLite must do before the WAL is written over.
 /// - `stop()` ends the loop, then runs one **truncate** checkpoint (waiting up to `finalBusyTimeout`), so a
 ///   daemon that stops cleanly leaves an empty WAL.
 ///
@@ -296,16 +297,12 @@ extension WALCheckpointer {
 
         /// The checkpointer's side: asks for a handover and waits up to `timeout` for the writer to end it.
         func awaitHandover(timeout: Duration) -> Handover {
-            lock.withLock {
-                handover = .pending
-                counters.handoverPending = true
-            }
+            lock.withLock { handover = .pending }
             let waited = handoverEnded.wait(
                 timeout: .now() + .nanoseconds(Int(clamping: timeout.clampedNanoseconds)))
             return lock.withLock {
                 let outcome = handover
                 handover = .none
-                counters.handoverPending = false
                 switch outcome {
                 case .pending:
                     return .pending  // timed out, and nobody signalled
@@ -332,7 +329,11 @@ extension WALCheckpointer {
         }
 
         func snapshot() -> Snapshot {
-            lock.withLock { counters }
+            lock.withLock {
+                var snapshot = counters
+                if case .pending = handover { snapshot.handoverPending = true }
+                return snapshot
+            }
         }
 
         /// Where a handover stands. `pending` from the checkpointer's request until the writer or a stop ends it.
