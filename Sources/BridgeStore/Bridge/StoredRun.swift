@@ -26,8 +26,16 @@ public struct StoredRun: Sendable, Equatable {
 /// one attempt or every attempt of a run id, and the planner's decisions for the month chart.
 extension BridgeDatabase {
     /// Writes the run's row and the rows of the jobs in `jobs` (the ones that changed).
+    ///
+    /// `released` is set by a statement of its own that writes only when it changes: SQLite
+    /// rewrites every index whose columns (or partial-index condition) an `UPDATE` sets, changed
+    /// or not, and `runs_in_flight` is one whose condition is `released`. In the upsert, it cost
+    /// a WAL page on most deliveries for a flag that changes once per run.
     func saveRun(_ state: RunState, slug: String, released: Bool, jobs: [JobRecord], at now: UnixTime) throws {
         let stored = StoredRun(state: state, slug: slug, released: released, updatedAt: now)
+        let key: [SQLiteValue] = [
+            .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
+        ]
         try connection.run(
             """
             INSERT INTO runs (repository, run_id, attempt, workflow, branch, run_number, status, conclusion, slug,
@@ -35,15 +43,16 @@ extension BridgeDatabase {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (repository, run_id, attempt) DO UPDATE SET workflow = excluded.workflow,
                 branch = excluded.branch, run_number = excluded.run_number, status = excluded.status,
-                conclusion = excluded.conclusion, released = excluded.released, updated_at = excluded.updated_at,
-                state = excluded.state
+                conclusion = excluded.conclusion, updated_at = excluded.updated_at, state = excluded.state
             """,
-            [
-                .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
+            key + [
                 .string(state.workflowName), .string(state.headBranch), .int(state.run?.runNumber),
                 .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
                 .real(state.firstSeenAt), .real(now), .text(try RunStateJSON.text(of: state) ?? json(state)),
             ])
+        try connection.run(
+            "UPDATE runs SET released = ?4 WHERE repository = ?1 AND run_id = ?2 AND attempt = ?3 AND released != ?4",
+            key + [.integer(released ? 1 : 0)])
         for job in jobs {
             try connection.run(
                 """
