@@ -51,6 +51,9 @@ public final class Metrics: @unchecked Sendable {
             "wal_handovers_total", "counter",
             "WAL restarts the writer did itself between two transactions, without a checkpoint taking its lock.")
         describe(
+            "wal_database_syncs_total", "counter",
+            "Syncs of the database file by the checkpointer after copying WAL frames, off the writer's path.")
+        describe(
             "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
         describe("http_responses_total", "counter", "Webhook listener answers by status.")
         describe(

@@ -108,6 +108,7 @@ public struct ServiceSnapshot: Sendable {
                     ),
                     ("wal_restarts_total", "", [:], Double(snapshot.restarts)),
                     ("wal_handovers_total", "", [:], Double(snapshot.handovers)),
+                    ("wal_database_syncs_total", "", [:], Double(snapshot.databaseSyncs)),
                 ]
             } ?? [])
     }

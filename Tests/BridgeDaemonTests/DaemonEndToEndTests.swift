@@ -370,6 +370,7 @@ struct DaemonEndToEndTests {
             #expect(metrics.text.contains("pushward_bridge_wal_frames_not_checkpointed"))
             #expect(metrics.text.contains("# TYPE pushward_bridge_wal_restarts_total counter\n"))
             #expect(metrics.text.contains("\npushward_bridge_wal_handovers_total 0\n"))
+            #expect(metrics.text.contains("# TYPE pushward_bridge_wal_database_syncs_total counter\n"))
             // The final checkpoint comes after the background work, or after the shutdown deadline
             // if that runs out first; then a commit of the dispatcher can follow it into the WAL.
             // The deadline is not what this test is about, and a starved process (a sanitizer, a

@@ -347,6 +347,23 @@ func permissions(of path: String) throws -> Int {
         #expect(pairs == [["11", "12"], ["22"]])
     }
 
+    @Test func theDatabaseFileSyncsThroughTheConnectionAndOneWithoutAFileSaysSo() throws {
+        let db = try SQLiteConnection(path: path)
+        try db.execute("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
+        _ = try db.checkpoint(.passive)
+        try db.syncDatabaseFile()
+        #expect(try count(db) == 1)  // the connection's own descriptor, so SQLite's locks are untouched
+
+        let memory = try SQLiteConnection(path: ":memory:")
+        let noFile = #expect(throws: SQLiteError.self) { try memory.syncDatabaseFile() }
+        #expect(noFile?.message.contains("no database file") == true)
+
+        db.close()
+        let closed = #expect(throws: SQLiteError.self) { try db.syncDatabaseFile() }
+        #expect(closed?.code == 21)
+        #expect(closed?.message.contains("closed") == true)
+    }
+
     @Test func misuseIsReportedWithTheSQL() throws {
         let db = try SQLiteConnection(path: path)
         try db.execute("CREATE TABLE t (x)")

@@ -299,6 +299,31 @@ public final class SQLiteConnection {
         )
     }
 
+    /// Flushes the main database file to disk (its VFS's `xSync`, `fdatasync` on Linux), through this
+    /// connection's own descriptor (`SQLITE_FCNTL_FILE_POINTER`).
+    ///
+    /// SQLite syncs the database file only after a checkpoint that finds no newer frame in the WAL when it
+    /// ends. Under a writer that commits continuously, passive checkpoints never do, so everything they copy
+    /// stays dirty in the page cache until the checkpoint that starts the WAL over, which then syncs all of it
+    /// while the writer waits. A checkpointer that calls this after each passive checkpoint leaves that one
+    /// only its own few pages to sync. Opening a second descriptor instead would be a trap: closing any
+    /// descriptor of the file drops every POSIX lock the process holds on it, SQLite's included.
+    public func syncDatabaseFile() throws(SQLiteError) {
+        let db = try openHandle(nil)
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let found = sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file)
+        guard found == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync
+        else {
+            throw .misuse("'\(path)' has no database file to sync")
+        }
+        let result = sync(file, SQLITE_SYNC_NORMAL)
+        guard result == SQLITE_OK else {
+            var error = SQLiteError(result: result, db: db, sql: nil)
+            error.message = "syncing the database file '\(path)' failed: \(error.message)"
+            throw error
+        }
+    }
+
     /// Turns off SQLite's automatic checkpoint on this connection (`sqlite3_wal_autocheckpoint(db, 0)`).
     ///
     /// By default a commit that leaves the WAL at 1000 pages or more runs a passive checkpoint before it returns,

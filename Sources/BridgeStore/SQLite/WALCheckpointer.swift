@@ -99,6 +99,8 @@ public final class WALCheckpointer: Sendable {
         public var handovers = 0
         /// True while the checkpointer waits for the attached writer's next transaction to hand over.
         public var handoverPending = false
+        /// Database file syncs after passive checkpoints that copied frames (see `Worker.checkpoint`).
+        public var databaseSyncs = 0
         /// Checkpoints SQLite answered `SQLITE_BUSY` (normal, see the type's documentation).
         public var busy = 0
         /// Checkpoints that failed otherwise; each was reported through `onError`.
@@ -367,6 +369,10 @@ extension WALCheckpointer {
             }
         }
 
+        func recordDatabaseSync() {
+            lock.withLock { counters.databaseSyncs += 1 }
+        }
+
         /// Counts a failure; returns whether to report it (it differs from the last one reported).
         func recordFailure(_ message: String) -> Bool {
             lock.withLock {
@@ -531,12 +537,23 @@ extension WALCheckpointer {
 
         /// Runs one checkpoint and counts it: what SQLite answered and how many frames it copied; `nil` when it
         /// failed (reported and counted).
+        ///
+        /// A passive checkpoint that copied frames is followed by a sync of the database file, here on the
+        /// checkpointer's thread: SQLite skips it whenever the writer committed while the checkpoint ran, which
+        /// under steady traffic is always, and the handover's checkpoint would then sync every page copied since
+        /// the last one while the writer waits. Measured on a 13.8 GB database at 1,000 deliveries a second,
+        /// that sync took 23 to 32 ms, against 1.6 ms for syncing 30 pages written anywhere in the same file.
         private func checkpoint(
             _ connection: SQLiteConnection, _ mode: SQLiteConnection.CheckpointMode
         ) -> (result: SQLiteConnection.CheckpointResult, copied: Int)? {
             do {
                 let result = try connection.checkpoint(mode)
-                return (result, shared.record(result, mode: mode, generation: walGeneration(of: path)))
+                let copied = shared.record(result, mode: mode, generation: walGeneration(of: path))
+                if mode == .passive && copied > 0 {
+                    try connection.syncDatabaseFile()
+                    shared.recordDatabaseSync()
+                }
+                return (result, copied)
             } catch {
                 let message = "WAL checkpointer: \(error)"
                 if shared.recordFailure(message) { onError(message) }
