@@ -37,7 +37,11 @@ public final class Daemon: @unchecked Sendable {
     public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
         self.configuration = configuration
         self.logger = logger
-        let databaseURL = URL(fileURLWithPath: configuration.database)
+        // servingProblems refuses the rest before a start; this keeps a URI from ever becoming a file name.
+        guard case .sqlite(let databasePath) = try configuration.databaseLocation() else {
+            throw ConfigurationError(key: "database", problem: "this version serves SQLite databases only")
+        }
+        let databaseURL = URL(fileURLWithPath: databasePath)
         try FileManager.default.createDirectory(
             at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
@@ -48,7 +52,7 @@ public final class Daemon: @unchecked Sendable {
                 ["migration.status": .string(status), "migration.seconds": .number(seconds.rounded())])
         }
         defer { extender.stop() }
-        let database = try BridgeDatabase(path: configuration.database) { progress in
+        let database = try BridgeDatabase(path: databasePath) { progress in
             if progress.elapsed == nil {
                 extender.keepWaiting(
                     status: "applying schema migration \(progress.version) of \(progress.total): \(progress.name)")

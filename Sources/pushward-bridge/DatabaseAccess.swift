@@ -15,7 +15,16 @@ enum DatabaseAccess {
             }
         }
         // Both branches above set it, or returned.
-        let databasePath = path!
+        let databasePath: String
+        switch Result(catching: { () throws(ConfigurationError) in try DatabaseLocation(parsing: path!) }) {
+        case .success(.sqlite(let file)): databasePath = file
+        case .success(let other):
+            CLI.error("\(other.redacted): \(other.engineName) databases cannot be read by this version yet")
+            return .failure(.configuration)
+        case .failure(let error):
+            CLI.error("configuration: \(error.description)")
+            return .failure(.configuration)
+        }
         guard FileManager.default.fileExists(atPath: databasePath) else {
             CLI.error("\(databasePath): no database there yet (the daemon creates it on its first start)")
             return .failure(.failure)

@@ -604,4 +604,45 @@ struct ConfigurationLoaderTests {
             }
         }
     }
+
+    @Test(
+        "the database URI comes from the database_url credential or PUSHWARD_DATABASE_FILE, so no password sits in a file"
+    )
+    func databaseFromCredentialOrFile() throws {
+        let uri = "postgresql://bridge:s3cr\u{E9}t@db.internal/bridge"
+        let credentials = directory.path("db-creds")
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try directory.write("db-creds/database_url", uri + "\n")
+        let fromCredential = try ConfigurationLoader.load(
+            path: config, environment: ["CREDENTIALS_DIRECTORY": credentials, "PUSHWARD_DATABASE": "/tmp/plain.sqlite"])
+        #expect(fromCredential.database == uri)
+        #expect(try fromCredential.databaseLocation() == .postgresql(uri: uri))
+
+        let file = try directory.write("database-url", uri + "\n")
+        let fromFile = try ConfigurationLoader.load(path: config, environment: ["PUSHWARD_DATABASE_FILE": file])
+        #expect(fromFile.database == uri)
+    }
+
+    @Test("PUSHWARD_DATABASE with another scheme is refused, naming the variable")
+    func databaseVariableWithOtherScheme() {
+        #expect {
+            _ = try ConfigurationLoader.load(path: config, environment: ["PUSHWARD_DATABASE": "mysql://db/bridge"])
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "PUSHWARD_DATABASE" && error.problem.contains("\"mysql://\"")
+        }
+    }
+
+    @Test("a PostgreSQL database is a serving problem that shows the URI without its password")
+    func postgresIsAServingProblem() throws {
+        var loaded = try ConfigurationLoader.load(path: config, environment: [:])
+        loaded.database = "postgresql://bridge:hunter2-\u{1F511}@db/bridge?password=also-secret"
+        let problem = try #require(ConfigurationLoader.servingProblems(loaded).first { $0.key == "database" })
+        #expect(problem.problem.contains("postgresql://bridge:***@db/bridge?password=***"))
+        #expect(!problem.description.contains("hunter2"))
+        #expect(!problem.description.contains("also-secret"))
+        #expect(
+            ConfigurationLoader.servingProblems(try ConfigurationLoader.load(path: config, environment: [:]))
+                .allSatisfy { $0.key != "database" })
+    }
 }

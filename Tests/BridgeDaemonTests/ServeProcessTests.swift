@@ -169,4 +169,23 @@ struct ServeProcessTests {
         #expect(result.stderr.contains("github.webhook_secrets"))
         #expect(!FileManager.default.fileExists(atPath: directory.path("bridge.sqlite")))
     }
+
+    @Test(
+        "serve refuses a database URI it cannot serve with exit 78, creates no file by that name, shows no password",
+        arguments: ["mysql://bridge:pw-\u{1F511}@db/bridge", "postgresql://bridge:pw-\u{1F511}@127.0.0.1:9/bridge"])
+    func serveRefusesOtherDatabases(uri: String) async throws {
+        let directory = try ScratchDirectory()
+        var configuration = TestConfiguration(database: directory.path("bridge.sqlite"))
+        configuration.secrets = [Self.secret]
+        let config = try directory.write("config.json", configuration.json)
+        let result = try await BridgeProcess.run(
+            ["serve", "--config", config], environment: ["PUSHWARD_DATABASE": uri], in: directory)
+        #expect(result.reason == .exit)
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("PUSHWARD_DATABASE") || result.stderr.contains("database:"))
+        #expect(!result.stderr.contains("pw-"))
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.url.path)
+            .filter { !$0.hasSuffix(".stdout") && !$0.hasSuffix(".stderr") }  // the child's captured output
+        #expect(left.sorted() == ["config.json"])
+    }
 }

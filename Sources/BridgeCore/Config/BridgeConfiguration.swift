@@ -14,6 +14,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var adminHosts: [String] = []
     /// `debug`, `info`, `notice`, `warning` or `error`.
     public var logLevel = "info"
+    /// An SQLite file's path or a `postgresql://` URI, as configured; `databaseLocation()` says which.
     public var database = "var/pushward-bridge.sqlite"
     public var webhookSecrets: [String] = []
     public var maxBodyBytes = 25 * 1024 * 1024
@@ -112,6 +113,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             logLevel = level
         }
         database = try reader.string("database") ?? database
+        _ = try DatabaseLocation(parsing: database)
         if var github = try reader.section("github") {
             webhookSecrets = try github.strings("webhook_secrets") ?? []
             maxBodyBytes = try github.integer("max_body_bytes", in: 1...(1 << 30)) ?? maxBodyBytes
@@ -589,5 +591,13 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 throw ConfigurationError(key: key(unknown), problem: "unknown key")
             }
         }
+    }
+}
+
+extension BridgeConfiguration {
+    /// The engine and place `database` names; a value that is neither a path nor a PostgreSQL URI
+    /// is an error naming `database`, wherever it was set from.
+    public func databaseLocation() throws(ConfigurationError) -> DatabaseLocation {
+        try DatabaseLocation(parsing: database)
     }
 }
