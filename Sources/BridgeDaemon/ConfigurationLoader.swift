@@ -154,15 +154,17 @@ public enum ConfigurationLoader {
                 break
             }
         }
-        switch Result(catching: { () throws(ConfigurationError) in try configuration.databaseLocation() }) {
-        case .success(.sqlite): break
-        case .success(let location):
-            problems.append(
-                ConfigurationError(
-                    key: "database",
-                    problem: "\(location.redacted) selects PostgreSQL, which this version cannot serve yet "
-                        + "(the shared engine for several instances is being built): give an SQLite file path"))
-        case .failure(let error): problems.append(error)
+        do throws(ConfigurationError) {
+            if case .postgresql = try configuration.databaseLocation() {
+                problems.append(
+                    ConfigurationError(
+                        key: "database",
+                        problem: "\(DatabaseLocation.redacting(configuration.database)) selects PostgreSQL, which "
+                            + "this version cannot serve yet (the shared engine for several instances is being "
+                            + "built): give an SQLite file path"))
+            }
+        } catch {
+            problems.append(error)
         }
         if configuration.adminToken == nil, !isLocalAdmin(configuration.adminListen) {
             problems.append(
@@ -254,7 +256,7 @@ public enum ConfigurationLoader {
             "listen": .string(configuration.listen), "admin_listen": .string(configuration.adminListen),
             "admin_hosts": .array(configuration.adminHosts.map { .string($0) }),
             "admin_token": configuration.adminToken.map(mask) ?? .null, "log_level": .string(configuration.logLevel),
-            "database": .string((try? configuration.databaseLocation())?.redacted ?? configuration.database),
+            "database": .string(DatabaseLocation.redacting(configuration.database)),
             "github": [
                 "webhook_secrets": .array(configuration.webhookSecrets.map(mask)),
                 "max_body_bytes": .number(Double(configuration.maxBodyBytes)),

@@ -16,12 +16,14 @@ enum DatabaseAccess {
         }
         // Both branches above set it, or returned.
         let databasePath: String
-        switch Result(catching: { () throws(ConfigurationError) in try DatabaseLocation(parsing: path!) }) {
-        case .success(.sqlite(let file)): databasePath = file
-        case .success(let other):
-            CLI.error("\(other.redacted): \(other.engineName) databases cannot be read by this version yet")
-            return .failure(.configuration)
-        case .failure(let error):
+        do throws(ConfigurationError) {
+            guard case .sqlite(let file) = try DatabaseLocation(parsing: path!) else {
+                CLI.error(
+                    "\(DatabaseLocation.redacting(path!)): PostgreSQL databases cannot be read by this version yet")
+                return .failure(.configuration)
+            }
+            databasePath = file
+        } catch {
             CLI.error("configuration: \(error.description)")
             return .failure(.configuration)
         }

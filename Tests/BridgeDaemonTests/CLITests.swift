@@ -453,6 +453,17 @@ struct CLITests {
         #expect(dryRun.status == 0, "\(dryRun.stderr)")
         #expect(dryRun.json?["budget"] == "dry-run: no API key")
     }
+
+    @Test(
+        "the read-only commands refuse a database URI they cannot read with exit 78, without its password",
+        arguments: ["postgresql://bridge:pw-\u{202E}\u{1F511}@127.0.0.1:9/bridge", "mysql://bridge:pw-x@db/bridge"])
+    func readOnlyCommandsRefuseURIs(uri: String) async throws {
+        let directory = try ScratchDirectory()
+        let result = try await BridgeProcess.run(["runs", "list", "--database", uri], in: directory)
+        #expect(result.status == 78, "\(result.stderr)")
+        #expect(result.stderr.contains("database"))
+        #expect(!result.stderr.contains("pw-"))
+    }
 }
 
 /// `ConfigurationLoader.load(path:environment:)` in-process: the environment beats the file, a

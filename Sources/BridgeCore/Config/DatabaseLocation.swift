@@ -40,13 +40,6 @@ public enum DatabaseLocation: Sendable, Equatable {
         }
     }
 
-    public var engineName: String {
-        switch self {
-        case .sqlite: return "SQLite"
-        case .postgresql: return "PostgreSQL"
-        }
-    }
-
     /// The scheme of `text` if it starts like a URI (`letter *(letter / digit / + - .) "://"`), else nil.
     /// A Windows-style `C:\…` or a file named `a:b` has no `//` and stays a path.
     static func scheme(of text: String) -> String? {
@@ -66,7 +59,8 @@ public enum DatabaseLocation: Sendable, Equatable {
 
     /// `postgresql://user:secret@host/db?password=x&sslmode=require` →
     /// `postgresql://user:***@host/db?password=***&sslmode=require`.
-    static func redacting(_ uri: String) -> String {
+    /// Works on any text, parsed or not, so a value that was refused is never shown with its password either.
+    public static func redacting(_ uri: String) -> String {
         guard let schemeEnd = uri.range(of: "://") else { return uri }
         let rest = uri[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
