@@ -7,9 +7,9 @@
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
-DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev
+DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev libpq-dev
 # What only the tests need: Chromium renders the status page, systemd-analyze checks the units.
-TEST_DEB_PACKAGES := chromium systemd
+TEST_DEB_PACKAGES := chromium systemd postgresql
 
 .PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall \
 	format lint bench bench-scale bench-scale-soak fuzz clean

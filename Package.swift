@@ -21,8 +21,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // LZ4: the raw payloads the store keeps are compressed.
         .systemLibrary(name: "CLZ4", providers: [.apt(["liblz4-dev"])]),
-        // SQLite: connection, migrations, the store actor.
-        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite", "CLZ4"]),
+        // libpq, the PostgreSQL client: the shared engine for several instances.
+        .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
+        // SQLite and PostgreSQL: connections, migrations, the store actor.
+        .target(name: "BridgeStore", dependencies: ["BridgeCore", "CSQLite", "CLZ4", "CLibPQ"]),
         // libmicrohttpd (HTTP server) and libcrypto (HMAC-SHA256): module.modulemap + shim.h each.
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
