@@ -32,10 +32,6 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// A `UNIQUE` or primary key constraint rejected the row.
     public var isUniqueViolation: Bool { sqlState == "23505" }
-    /// The server broke a deadlock by failing this transaction; retrying it may succeed.
-    public var isDeadlock: Bool { sqlState == "40P01" }
-    /// A serializable transaction conflicted with another; retrying it may succeed.
-    public var isSerializationFailure: Bool { sqlState == "40001" }
     /// The connection is gone or unusable (class `08`, an administrator's termination or shutdown,
     /// an idle session timed out, or libpq lost the socket): reconnect before anything else.
     public var isConnectionLost: Bool {

@@ -39,11 +39,6 @@ extension PostgresValue {
         value.map { .bytes($0) } ?? .null
     }
 
-    public var isNull: Bool {
-        if case .null = self { return true }
-        return false
-    }
-
     /// The parameter's bytes as libpq sends them, and whether that is the binary format; nil for NULL.
     ///
     /// Text cannot hold U+0000 in PostgreSQL (libpq also ends a text parameter at its first zero
