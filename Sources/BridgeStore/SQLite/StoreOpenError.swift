@@ -5,6 +5,8 @@
 public enum StoreOpenError: Error, Sendable, CustomStringConvertible {
     /// SQLite itself failed: opening the file, a pragma, or a migration's SQL.
     case sqlite(SQLiteError)
+    /// PostgreSQL failed: connecting, taking the migration lock, or a migration's SQL.
+    case postgres(PostgresError)
     /// The database records migrations up to `found`, but this build only knows `known`: it was written
     /// by a newer pushward-bridge, and running older code against it could corrupt it.
     case newerSchema(found: Int, known: Int)
@@ -19,6 +21,8 @@ public enum StoreOpenError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .sqlite(let error):
+            return "database error: \(error)"
+        case .postgres(let error):
             return "database error: \(error)"
         case .newerSchema(let found, let known):
             return "the database was written by a newer version of pushward-bridge (schema version \(found); "
