@@ -30,13 +30,16 @@ public final class PostgresConnection {
 
     /// Opens a connection to `uri` (any libpq connection string or `postgresql://` URI).
     ///
-    /// `application_name` and `connect_timeout` are defaults the URI may override. Notices (the
-    /// server's "relation already exists, skipping") are dropped rather than printed on stderr.
-    public init(uri: String, applicationName: String = "pushward-bridge") throws(PostgresError) {
+    /// `application_name`, `connect_timeout` and `parameters` (more libpq keywords, such as
+    /// `tcp_user_timeout`) are defaults the URI may override. Notices (the server's "relation
+    /// already exists, skipping") are dropped rather than printed on stderr.
+    public init(
+        uri: String, applicationName: String = "pushward-bridge", parameters: [(String, String)] = []
+    ) throws(PostgresError) {
         location = DatabaseLocation.redacting(uri)
         // Later keywords win over earlier ones, so the URI (expanded from `dbname`) comes last.
-        let keywords = ["application_name", "connect_timeout", "client_encoding", "dbname"]
-        let values = [applicationName, String(Self.connectTimeoutSeconds), "UTF8", uri]
+        let keywords = ["application_name", "connect_timeout", "client_encoding"] + parameters.map(\.0) + ["dbname"]
+        let values = [applicationName, String(Self.connectTimeoutSeconds), "UTF8"] + parameters.map(\.1) + [uri]
         let handle = withCStrings(keywords) { keywordPointers in
             withCStrings(values) { valuePointers in PQconnectdbParams(keywordPointers, valuePointers, 1) }
         }
