@@ -107,12 +107,16 @@ import Testing
             [Migration(name: "slow start", sql: "SELECT pg_sleep(0.4); CREATE TABLE started (at timestamptz)")]
             + Self.migrations
         let outcomes = Outcomes()
-        let group = DispatchGroup()
-        let uri = uri
-        for _ in 0..<3 {
-            DispatchQueue.global().async(group: group) {
+        // Connected first, then released together from threads of their own (GCD's pool may run
+        // them one after another on a loaded machine, and then nobody waits).
+        let connections = try (0..<3).map { _ in try PostgresConnection(uri: uri) }
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        for db in connections {
+            nonisolated(unsafe) let db = db
+            Thread {
+                start.wait()
                 do {
-                    let db = try PostgresConnection(uri: uri)
                     var waited = false
                     var applied = 0
                     try PostgresMigrationRunner.migrate(
@@ -121,9 +125,11 @@ import Testing
                 } catch {
                     outcomes.add(.failure(error))
                 }
-            }
+                done.signal()
+            }.start()
         }
-        group.wait()
+        for _ in connections { start.signal() }
+        for _ in connections { done.wait() }
         let results = try outcomes.all.map { try $0.get() }
         #expect(results.count == 3)
         #expect(results.map(\.1).sorted() == [0, 0, 3])
