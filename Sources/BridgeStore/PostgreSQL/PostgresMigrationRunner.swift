@@ -43,7 +43,7 @@ public enum PostgresMigrationRunner {
 
         try mapErrors { try connection.execute(createTableSQL) }
         let history = try mapErrors { try recorded(connection) }
-        try verify(history, against: migrations)
+        try mapErrors { try MigrationRunner.verify(history, against: migrations) }
 
         for (offset, migration) in migrations.enumerated().dropFirst(history.last?.version ?? 0) {
             let version = offset + 1
@@ -81,21 +81,6 @@ public enum PostgresMigrationRunner {
     private static func recorded(_ connection: PostgresConnection) throws -> [(version: Int, name: String)] {
         try connection.query("SELECT version, name FROM schema_migrations ORDER BY version") { row in
             (version: row.int(0) ?? 0, name: row.string(1) ?? "")
-        }
-    }
-
-    /// Refuses a database migrated beyond this build, or whose recorded history differs from
-    /// `migrations` (renamed, reordered, or with a gap).
-    private static func verify(
-        _ recorded: [(version: Int, name: String)], against migrations: [Migration]
-    ) throws(StoreOpenError) {
-        if let highest = recorded.last?.version, highest > migrations.count {
-            throw .newerSchema(found: highest, known: migrations.count)
-        }
-        let names = Dictionary(recorded.map { ($0.version, $0.name) }, uniquingKeysWith: { first, _ in first })
-        for (offset, migration) in migrations.prefix(recorded.last?.version ?? 0).enumerated()
-        where names[offset + 1] != migration.name {
-            throw .migrationMismatch(version: offset + 1, recorded: names[offset + 1], expected: migration.name)
         }
     }
 

@@ -105,8 +105,8 @@ public enum MigrationRunner {
     }
 
     /// Refuses a database migrated beyond this build, or whose recorded history differs from
-    /// `migrations` (renamed, reordered, or with a gap).
-    private static func verify(_ recorded: [(version: Int, name: String)], against migrations: [Migration]) throws {
+    /// `migrations` (renamed, reordered, or with a gap). Shared with `PostgresMigrationRunner`.
+    static func verify(_ recorded: [(version: Int, name: String)], against migrations: [Migration]) throws {
         if let highest = recorded.last?.version, highest > migrations.count {
             throw StoreOpenError.newerSchema(found: highest, known: migrations.count)
         }
