@@ -16,6 +16,259 @@ public enum PostgresSchema {
                     since double precision NOT NULL,
                     heartbeat_at double precision NOT NULL
                 );
-                """)
+                """),
+        // The bridge's tables as SQLite's `BridgeSchema` leaves them after all its migrations, in
+        // PostgreSQL's types: INTEGER is bigint, REAL double precision (Unix seconds, as in SQLite),
+        // TEXT text and BLOB bytea; flags stay 0/1 integers, so one SQL text reads both engines.
+        // The same names for tables, columns and indexes (`PostgresSchemaTests` compares them with
+        // SQLite's), so a statement that names an index or a column means the same on both.
+        // Differences, each where PostgreSQL needs it:
+        // - AUTOINCREMENT ids are identity columns;
+        // - `jobs` names the columns it references;
+        // - the card decision's index reads the state as jsonb (the same path SQLite's
+        //   `json_extract` reads);
+        // - `pushes_per_day` is counted by a PL/pgSQL trigger, the day floored as SQLite's
+        //   `CAST(… AS INTEGER)` truncates (PostgreSQL's cast would round).
+        Migration(
+            name: "create the bridge's tables",
+            sql: """
+                CREATE TABLE deliveries (
+                    id text PRIMARY KEY NOT NULL,
+                    hook_id text,
+                    event text NOT NULL,
+                    action text,
+                    received_at double precision NOT NULL,
+                    repository text,
+                    run_id bigint,
+                    run_attempt bigint,
+                    outcome text NOT NULL CHECK (outcome IN ('applied', 'ignored', 'rejected')),
+                    reason text,
+                    content_type text,
+                    payload bytea,
+                    payload_bytes bigint NOT NULL,
+                    duplicates bigint NOT NULL DEFAULT 0,
+                    last_duplicate_at double precision,
+                    payload_encoding text NOT NULL DEFAULT 'identity' CHECK (payload_encoding IN ('identity', 'lz4'))
+                );
+                CREATE INDEX deliveries_by_time ON deliveries (received_at);
+                CREATE INDEX deliveries_with_payload ON deliveries (received_at) WHERE payload IS NOT NULL;
+                CREATE INDEX deliveries_by_run ON deliveries (repository, run_id, run_attempt, received_at);
+
+                CREATE TABLE runs (
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL CHECK (attempt >= 1),
+                    workflow text,
+                    branch text,
+                    run_number bigint,
+                    status text NOT NULL,
+                    conclusion text,
+                    slug text NOT NULL,
+                    released bigint NOT NULL DEFAULT 0 CHECK (released IN (0, 1)),
+                    first_seen_at double precision NOT NULL,
+                    updated_at double precision NOT NULL,
+                    state text NOT NULL,
+                    PRIMARY KEY (repository, run_id, attempt)
+                );
+                CREATE INDEX runs_by_slug ON runs (slug);
+                CREATE INDEX runs_in_flight ON runs (repository, run_id, attempt) WHERE released = 0;
+                CREATE INDEX runs_released_by_update ON runs (updated_at) WHERE released = 1;
+                CREATE INDEX runs_by_listing ON runs ((status = 'completed'), updated_at DESC);
+                CREATE INDEX runs_by_repository_listing ON runs (repository, (status = 'completed'), updated_at DESC);
+                CREATE INDEX runs_by_run_id ON runs (run_id, attempt);
+                CREATE INDEX runs_by_card_decision
+                    ON runs (((state::jsonb #>> '{cardDecision,decidedAt}')::double precision));
+
+                CREATE TABLE jobs (
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    job_id bigint NOT NULL,
+                    name text NOT NULL,
+                    status text NOT NULL,
+                    conclusion text,
+                    started_at double precision,
+                    completed_at double precision,
+                    check_run bigint NOT NULL DEFAULT 0,
+                    PRIMARY KEY (repository, run_id, attempt, job_id),
+                    FOREIGN KEY (repository, run_id, attempt) REFERENCES runs (repository, run_id, attempt)
+                        ON DELETE CASCADE
+                );
+
+                CREATE TABLE step_history (
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    workflow text NOT NULL,
+                    branch text,
+                    conclusion text NOT NULL,
+                    finished_at double precision NOT NULL,
+                    position bigint NOT NULL,
+                    step text NOT NULL,
+                    job_count bigint NOT NULL CHECK (job_count >= 0),
+                    duration double precision,
+                    PRIMARY KEY (repository, run_id, attempt, position)
+                );
+                CREATE INDEX step_history_by_workflow ON step_history (repository, workflow, finished_at);
+                CREATE INDEX step_history_recent
+                    ON step_history (repository, workflow, position, finished_at, run_id, attempt);
+                CREATE INDEX step_history_runs_by_age ON step_history (finished_at) WHERE position = 0;
+                CREATE INDEX step_history_runs_by_branch ON step_history (repository, workflow, branch, finished_at)
+                    WHERE position = 0;
+
+                CREATE TABLE activities (
+                    slug text PRIMARY KEY NOT NULL,
+                    name text NOT NULL,
+                    owner_repository text,
+                    owner_run_id bigint,
+                    owner_attempt bigint,
+                    phase text NOT NULL,
+                    session text NOT NULL,
+                    progress_floor text,
+                    desired text,
+                    updated_at double precision NOT NULL
+                );
+                CREATE INDEX activities_ended_by_update ON activities (updated_at) WHERE phase = 'ended';
+
+                CREATE TABLE pushes (
+                    id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                    slug text NOT NULL,
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    kind text NOT NULL,
+                    method text NOT NULL,
+                    path text NOT NULL,
+                    body text NOT NULL,
+                    sent_at double precision NOT NULL,
+                    status bigint,
+                    outcome text NOT NULL,
+                    detail text
+                );
+                CREATE INDEX pushes_by_run ON pushes (repository, run_id, attempt);
+                CREATE INDEX pushes_by_slug ON pushes (slug, sent_at);
+                CREATE INDEX pushes_by_time ON pushes (sent_at);
+
+                CREATE TABLE pushes_per_day (
+                    day bigint PRIMARY KEY NOT NULL,
+                    acknowledged bigint NOT NULL
+                );
+                CREATE FUNCTION pushes_per_day_count() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO pushes_per_day (day, acknowledged) VALUES (floor(NEW.sent_at / 86400)::bigint, 1)
+                    ON CONFLICT (day) DO UPDATE SET acknowledged = pushes_per_day.acknowledged + 1;
+                    RETURN NULL;
+                END;
+                $$;
+                CREATE TRIGGER pushes_per_day_count AFTER INSERT ON pushes
+                    FOR EACH ROW WHEN (NEW.status BETWEEN 200 AND 299) EXECUTE FUNCTION pushes_per_day_count();
+
+                CREATE TABLE dispatch_state (
+                    id bigint PRIMARY KEY CHECK (id = 1),
+                    gate text NOT NULL,
+                    updated_at double precision NOT NULL
+                );
+
+                CREATE TABLE run_arrivals (
+                    hour bigint PRIMARY KEY NOT NULL,
+                    runs bigint NOT NULL CHECK (runs >= 0)
+                );
+
+                CREATE TABLE pruned_runs (
+                    repository text PRIMARY KEY NOT NULL,
+                    through_run_id bigint NOT NULL,
+                    before double precision NOT NULL,
+                    retention bigint NOT NULL
+                );
+
+                CREATE TABLE retention_marks (
+                    what text PRIMARY KEY NOT NULL,
+                    before double precision NOT NULL,
+                    retention bigint NOT NULL,
+                    pruned_at double precision NOT NULL
+                );
+
+                CREATE TABLE alerts (
+                    id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    reason text NOT NULL CHECK (reason IN ('failure', 'fixed', 'waiting', 'action')),
+                    body text NOT NULL,
+                    activity_slug text,
+                    created_at double precision NOT NULL,
+                    state text NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts bigint NOT NULL DEFAULT 0,
+                    next_attempt_at double precision NOT NULL,
+                    last_attempt_at double precision,
+                    status bigint,
+                    detail text,
+                    notification_id bigint,
+                    delivery text,
+                    sent_at double precision,
+                    UNIQUE (repository, run_id, reason)
+                );
+                CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
+
+                CREATE TABLE recovery_hooks (
+                    hook text PRIMARY KEY NOT NULL,
+                    examined_through double precision NOT NULL,
+                    swept_at double precision NOT NULL
+                );
+                CREATE TABLE recovery_requests (
+                    guid text PRIMARY KEY NOT NULL,
+                    hook text NOT NULL,
+                    attempt_id bigint NOT NULL,
+                    event text NOT NULL,
+                    requests bigint NOT NULL CHECK (requests >= 1),
+                    first_requested_at double precision NOT NULL,
+                    last_requested_at double precision NOT NULL,
+                    given_up_at double precision
+                );
+                CREATE INDEX recovery_requests_by_age ON recovery_requests (last_requested_at);
+
+                CREATE TABLE action_tokens (
+                    selector text PRIMARY KEY NOT NULL,
+                    verifier_hash bytea NOT NULL,
+                    action text NOT NULL CHECK (action IN ('rerun', 'cancel', 'approve', 'reject')),
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    environment text,
+                    recipient text,
+                    surface text NOT NULL,
+                    created_at double precision NOT NULL,
+                    expires_at double precision NOT NULL,
+                    used_at double precision
+                );
+                CREATE INDEX action_tokens_by_binding ON action_tokens (repository, run_id, attempt, action);
+                CREATE INDEX action_tokens_by_expiry ON action_tokens (expires_at);
+
+                CREATE TABLE actions (
+                    id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                    action text NOT NULL,
+                    repository text NOT NULL,
+                    run_id bigint NOT NULL,
+                    attempt bigint NOT NULL,
+                    environment text,
+                    person text NOT NULL,
+                    surface text NOT NULL,
+                    pressed_at double precision NOT NULL,
+                    state text NOT NULL
+                        CHECK (state IN ('requested', 'done', 'refused', 'not_applicable', 'interrupted')),
+                    github_status bigint,
+                    detail text,
+                    finished_at double precision
+                );
+                CREATE INDEX actions_by_run ON actions (repository, run_id, attempt);
+                CREATE INDEX actions_by_time ON actions (pressed_at);
+                CREATE INDEX actions_requested ON actions (id) WHERE state = 'requested';
+
+                CREATE TABLE widgets (
+                    slug text PRIMARY KEY NOT NULL,
+                    session text NOT NULL,
+                    updated_at double precision NOT NULL
+                );
+                """),
     ]
 }
