@@ -63,7 +63,7 @@ extension BridgeDatabase {
     /// Records a token before the request that carries it is sent: `selector` is looked up,
     /// `verifierHash` (SHA-256 of the secret part) compared.
     public func insertActionToken(selector: String, verifierHash: Data, binding: ActionBinding) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO action_tokens (selector, verifier_hash, action, repository, run_id, attempt, environment,
                 recipient, surface, created_at, expires_at)
@@ -79,7 +79,7 @@ extension BridgeDatabase {
 
     /// The live (unused, unexpired) token with `selector`: its binding and verifier hash.
     public func liveActionToken(selector: String, at now: UnixTime) throws -> (ActionBinding, Data)? {
-        try connection.queryOne(
+        try store.queryOne(
             """
             SELECT action, repository, run_id, attempt, environment, recipient, surface, created_at, expires_at,
                 verifier_hash
@@ -100,7 +100,7 @@ extension BridgeDatabase {
     /// and a notification may both carry one, and a button re-issued carries another): an action
     /// is done once, whichever copy was pressed.
     public func spendActionTokens(like binding: ActionBinding, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             """
             UPDATE action_tokens SET used_at = ?
             WHERE repository = ? AND run_id = ? AND attempt = ? AND action IN (?, ?) AND used_at IS NULL
@@ -124,7 +124,7 @@ extension BridgeDatabase {
 
     /// When the newest live token for `kind` on `run` expires; nil when none is live.
     public func liveTokenExpiry(_ kind: ActionKind, run: RunKey, at now: UnixTime) throws -> UnixTime? {
-        try connection.queryOne(
+        try store.queryOne(
             """
             SELECT max(expires_at) FROM action_tokens
             WHERE repository = ? AND run_id = ? AND attempt = ? AND action = ? AND used_at IS NULL AND expires_at > ?
@@ -134,7 +134,7 @@ extension BridgeDatabase {
 
     /// Whether storage has an attempt of the run newer than `key`'s (a primary-key range read).
     public func hasNewerAttempt(than key: RunKey) throws -> Bool {
-        try connection.queryOne(
+        try store.queryOne(
             "SELECT 1 FROM runs WHERE repository = ? AND run_id = ? AND attempt > ? LIMIT 1",
             [.text(key.repository), .int(key.runID), .int(key.attempt)]
         ) { _ in true } ?? false
@@ -144,7 +144,7 @@ extension BridgeDatabase {
     public func insertAction(
         _ binding: ActionBinding, person: String, state: ActionRecord.State, detail: String?, at now: UnixTime
     ) throws -> Int64 {
-        try connection.run(
+        try store.insertReturningID(
             """
             INSERT INTO actions (action, repository, run_id, attempt, environment, person, surface, pressed_at, state,
                 detail, finished_at)
@@ -155,14 +155,13 @@ extension BridgeDatabase {
                 .int(binding.run.attempt), .string(binding.environment), .text(person), .text(binding.surface),
                 .real(now), .text(state.rawValue), .string(detail), state == .requested ? .null : .real(now),
             ])
-        return connection.lastInsertRowID
     }
 
     /// Records GitHub's answer to a press.
     public func finishAction(_ id: Int64, state: ActionRecord.State, status: Int?, detail: String?, at now: UnixTime)
         throws
     {
-        try connection.run(
+        try store.run(
             "UPDATE actions SET state = ?, github_status = ?, detail = ?, finished_at = ? WHERE id = ?",
             [.text(state.rawValue), .int(status), .string(detail), .real(now), .int64(id)])
     }
@@ -170,7 +169,7 @@ extension BridgeDatabase {
     /// Presses still `requested`, oldest first (a partial index holds only those): the few being
     /// asked of GitHub right now, or cut off by a stop. The limit is far above any real count.
     public func requestedActions(limit: Int = 1_000) throws -> [ActionRecord] {
-        try connection.query(
+        try store.query(
             "SELECT \(Self.actionColumns) FROM actions WHERE state = 'requested' ORDER BY id LIMIT ?",
             [.integer(Int64(limit))], Self.actionRecord)
     }
@@ -179,7 +178,7 @@ extension BridgeDatabase {
     /// (GitHub may or may not have done them; asking twice could do them twice). Few, and read once.
     public func interruptRequestedActions(at now: UnixTime) throws -> [ActionRecord] {
         let cut = try requestedActions()
-        try connection.run(
+        try store.run(
             """
             UPDATE actions SET state = 'interrupted', finished_at = ?,
                 detail = 'the bridge stopped before GitHub answered; not asked again'
@@ -190,14 +189,14 @@ extension BridgeDatabase {
 
     /// Every press for the run's attempts, by attempt and then in order: `explain`, `runs show`.
     public func actions(repository: String, runID: Int) throws -> [ActionRecord] {
-        try connection.query(
+        try store.query(
             "SELECT \(Self.actionColumns) FROM actions WHERE repository = ? AND run_id = ? ORDER BY attempt, id",
             [.text(repository), .int(runID)], Self.actionRecord)
     }
 
     /// The newest presses, newest first: the status page and `/api/actions`.
     public func recentActions(limit: Int = 20) throws -> [ActionRecord] {
-        try connection.query(
+        try store.query(
             "SELECT \(Self.actionColumns) FROM actions ORDER BY pressed_at DESC, id DESC LIMIT ?",
             [.integer(Int64(limit))], Self.actionRecord)
     }
@@ -223,7 +222,7 @@ extension BridgeDatabase {
         detail, finished_at
         """
 
-    static func actionRecord(_ row: SQLiteRow) -> ActionRecord {
+    static func actionRecord(_ row: StoreRow) -> ActionRecord {
         ActionRecord(
             id: row.int64(0) ?? 0, kind: ActionKind(rawValue: row.string(1) ?? "") ?? .rerun,
             run: RunKey(repository: row.string(2) ?? "", runID: row.int(3) ?? 0, attempt: row.int(4) ?? 1),

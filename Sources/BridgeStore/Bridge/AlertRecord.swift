@@ -68,7 +68,7 @@ extension BridgeDatabase {
 
     /// Records a planned alert, due now; nothing when the run already has one for the reason.
     func insert(_ alert: PlannedAlert, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO alerts (repository, run_id, attempt, reason, body, activity_slug, created_at, state,
                 next_attempt_at)
@@ -84,7 +84,7 @@ extension BridgeDatabase {
 
     /// Pending alerts due by `now`, oldest first, through `alerts_pending`.
     public func dueAlerts(at now: UnixTime, limit: Int = 50) throws -> [AlertRecord] {
-        try connection.query(
+        try store.query(
             """
             SELECT \(Self.alertColumns) FROM alerts
             WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
@@ -93,7 +93,7 @@ extension BridgeDatabase {
 
     /// When the next pending alert falls due; nil when none is pending.
     public func nextAlertDue() throws -> UnixTime? {
-        try connection.queryOne(
+        try store.queryOne(
             "SELECT next_attempt_at FROM alerts WHERE state = 'pending' ORDER BY next_attempt_at LIMIT 1", []
         ) { $0.double(0) ?? 0 }
     }
@@ -101,7 +101,7 @@ extension BridgeDatabase {
     /// Counts a POST as started, before it is sent: a crash after this line sends it again (the
     /// body's `collapse_id` keeps the phone from showing it twice), never zero times.
     public func startAlertAttempt(_ id: Int64, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             "UPDATE alerts SET attempts = attempts + 1, last_attempt_at = ? WHERE id = ?", [.real(now), .integer(id)])
     }
 
@@ -113,7 +113,7 @@ extension BridgeDatabase {
         notificationID: Int64? = nil, delivery: String? = nil, sentBody: String? = nil, clearActivity: Bool = false,
         at now: UnixTime
     ) throws {
-        try connection.run(
+        try store.run(
             """
             UPDATE alerts SET state = ?, status = ?, detail = ?, next_attempt_at = COALESCE(?, next_attempt_at),
                 notification_id = COALESCE(?, notification_id), delivery = COALESCE(?, delivery),
@@ -131,12 +131,12 @@ extension BridgeDatabase {
 
     /// Every alert of a run id (all attempts), by reason (failure, fixed, waiting: the unique key's order).
     public func alerts(repository: String, runID: Int) throws -> [AlertRecord] {
-        try connection.query(
+        try store.query(
             "SELECT \(Self.alertColumns) FROM alerts WHERE repository = ? AND run_id = ? ORDER BY reason",
             [.text(repository), .integer(Int64(runID))], Self.alertRecord)
     }
 
-    static func alertRecord(_ row: SQLiteRow) -> AlertRecord {
+    static func alertRecord(_ row: StoreRow) -> AlertRecord {
         AlertRecord(
             id: Int64(row.int(0) ?? 0),
             run: RunKey(repository: row.string(1) ?? "", runID: row.int(2) ?? 0, attempt: row.int(3) ?? 1),

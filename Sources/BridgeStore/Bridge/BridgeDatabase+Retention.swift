@@ -24,8 +24,7 @@ extension BridgeDatabase {
     /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
     @discardableResult
     public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
-        try connection.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
-        return connection.changes
+        try store.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
     }
 
     // MARK: One batch of everything
@@ -101,10 +100,9 @@ extension BridgeDatabase {
     /// short batch of a table that only ever loses its oldest rows. Returns how many.
     /// `table` and `column` are this file's constants, never input.
     func deleteBatch(from table: String, olderThan cutoff: UnixTime, in column: String, limit: Int) throws -> Int {
-        try connection.run(
+        try store.run(
             "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE \(column) < ? LIMIT ?)",
             [.real(cutoff), .integer(Int64(limit))])
-        return connection.changes
     }
 
     /// Removes up to `limit` delivery rows received before `cutoff` (`retention` seconds before
@@ -113,9 +111,8 @@ extension BridgeDatabase {
     public func pruneDeliveries(
         receivedBefore cutoff: UnixTime, retention: Int, at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> Int {
-        try connection.transaction {
-            try connection.run(Self.deleteDeliveriesSQL, [.real(cutoff), .integer(Int64(limit))])
-            let removed = connection.changes
+        try store.transaction {
+            let removed = try store.run(Self.deleteDeliveriesSQL, [.real(cutoff), .integer(Int64(limit))])
             if removed > 0 { try mark("deliveries", before: cutoff, retention: retention, at: now) }
             return removed
         }
@@ -129,8 +126,8 @@ extension BridgeDatabase {
     public func pruneRuns(
         updatedBefore cutoff: UnixTime, retention: Int, at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> Int {
-        try connection.transaction {
-            let keys = try connection.query(Self.prunableRunsSQL, [.real(cutoff), .integer(Int64(limit))]) { row in
+        try store.transaction {
+            let keys = try store.query(Self.prunableRunsSQL, [.real(cutoff), .integer(Int64(limit))]) { row in
                 RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1)
             }
             var highest: [String: Int] = [:]
@@ -138,13 +135,13 @@ extension BridgeDatabase {
                 let arguments: [SQLiteValue] = [
                     .text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt)),
                 ]
-                try connection.run(Self.deleteRunPushesSQL, arguments)
-                try connection.run(Self.deleteRunAlertsSQL, arguments)
-                try connection.run(Self.deleteRunSQL, arguments)
+                try store.run(Self.deleteRunPushesSQL, arguments)
+                try store.run(Self.deleteRunAlertsSQL, arguments)
+                try store.run(Self.deleteRunSQL, arguments)
                 highest[key.repository] = max(highest[key.repository] ?? key.runID, key.runID)
             }
             for (repository, runID) in highest.sorted(by: { $0.key < $1.key }) {
-                try connection.run(
+                try store.run(
                     Self.markPrunedRunsSQL,
                     [.text(repository), .integer(Int64(runID)), .real(cutoff), .integer(Int64(retention))])
             }
@@ -159,9 +156,8 @@ extension BridgeDatabase {
     public func pruneActivities(
         endedBefore cutoff: UnixTime, retention: Int, at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> Int {
-        try connection.transaction {
-            try connection.run(Self.deleteActivitiesSQL, [.real(cutoff), .integer(Int64(limit))])
-            let removed = connection.changes
+        try store.transaction {
+            let removed = try store.run(Self.deleteActivitiesSQL, [.real(cutoff), .integer(Int64(limit))])
             if removed > 0 { try mark("activities", before: cutoff, retention: retention, at: now) }
             return removed
         }
@@ -181,8 +177,8 @@ extension BridgeDatabase {
         at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> (pruned: Int, examined: Int) {
         let start = cursor ?? RetentionPass.StepHistoryCursor(finishedAt: -.greatestFiniteMagnitude, rowID: .min)
-        let result = try connection.transaction { () throws -> (Int, Int, RetentionPass.StepHistoryCursor?) in
-            let candidates = try connection.query(
+        let result = try store.transaction { () throws -> (Int, Int, RetentionPass.StepHistoryCursor?) in
+            let candidates = try store.query(
                 Self.stepHistoryCandidatesSQL,
                 [.real(cutoff), .real(start.finishedAt), .integer(start.rowID), .integer(Int64(limit))]
             ) { row in
@@ -195,7 +191,7 @@ extension BridgeDatabase {
             var pruned = 0
             for candidate in candidates {
                 let newer =
-                    try connection.queryOne(
+                    try store.queryOne(
                         Self.newerRunsOfBranchSQL,
                         [
                             .text(candidate.key.repository), .text(candidate.workflow), .string(candidate.branch),
@@ -203,7 +199,7 @@ extension BridgeDatabase {
                         ]
                     ) { $0.int(0) ?? 0 } ?? 0
                 guard newer >= RetentionSettings.stepHistoryKeptPerBranch else { continue }
-                try connection.run(
+                try store.run(
                     Self.deleteStepHistoryRunSQL,
                     [
                         .text(candidate.key.repository), .integer(Int64(candidate.key.runID)),
@@ -233,19 +229,19 @@ extension BridgeDatabase {
     public func releaseFreePages(
         reserveBytes: Int = freePageReserveBytes, atMost maxPages: Int = vacuumPagesPerStep
     ) throws -> (pages: Int, more: Bool) {
-        guard try connection.queryOne("PRAGMA auto_vacuum", [], { $0.int(0) ?? 0 }) == 2 else { return (0, false) }
-        let pageSize = try connection.queryOne("PRAGMA page_size", [], { $0.int(0) ?? 0 }) ?? 4_096
+        guard try store.queryOne("PRAGMA auto_vacuum", [], { $0.int(0) ?? 0 }) == 2 else { return (0, false) }
+        let pageSize = try store.queryOne("PRAGMA page_size", [], { $0.int(0) ?? 0 }) ?? 4_096
         let reserve = reserveBytes / max(pageSize, 512)
         let free = try freePages()
         guard free > reserve else { return (0, false) }
-        try connection.execute("PRAGMA incremental_vacuum(\(min(free - reserve, maxPages)))")
+        try store.execute("PRAGMA incremental_vacuum(\(min(free - reserve, maxPages)))")
         let left = try freePages()
         return (free - left, left > reserve)
     }
 
     /// Pages in the file that hold nothing (`PRAGMA freelist_count`).
     public func freePages() throws -> Int {
-        try connection.queryOne("PRAGMA freelist_count", [], { $0.int(0) ?? 0 }) ?? 0
+        try store.queryOne("PRAGMA freelist_count", [], { $0.int(0) ?? 0 }) ?? 0
     }
 
     /// Sets `auto_vacuum = INCREMENTAL` on a database with no table yet. SQLite only takes the
@@ -271,7 +267,7 @@ extension BridgeDatabase {
     /// The repositories whose pruned runs reach `runID` or beyond: a run id not found but at or
     /// below one of these was most likely removed by retention rather than never recorded.
     public func prunedRunMarks(coveringRunID runID: Int) throws -> [RetentionMark] {
-        try connection.query(
+        try store.query(
             """
             SELECT repository, through_run_id, before, retention FROM pruned_runs
             WHERE through_run_id >= ? ORDER BY repository
@@ -287,7 +283,7 @@ extension BridgeDatabase {
     /// The latest cutoff retention applied to `table` (`deliveries`, `runs`, `activities`,
     /// `step_history`); nil when it never removed anything there.
     public func retentionMark(_ table: String) throws -> RetentionMark? {
-        try connection.queryOne(
+        try store.queryOne(
             "SELECT before, retention FROM retention_marks WHERE what = ?", [.text(table)]
         ) { row in
             RetentionMark(table: table, before: row.double(0) ?? 0, retention: row.int(1) ?? 0)
@@ -295,7 +291,7 @@ extension BridgeDatabase {
     }
 
     private func mark(_ table: String, before cutoff: UnixTime, retention: Int, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO retention_marks (what, before, retention, pruned_at) VALUES (?, ?, ?, ?)
             ON CONFLICT (what) DO UPDATE SET before = max(before, excluded.before), retention = excluded.retention,

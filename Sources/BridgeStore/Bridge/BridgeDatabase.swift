@@ -8,9 +8,19 @@ import Foundation
 /// retention's batches, which span tables, are in `BridgeDatabase+Retention.swift`. Not thread-safe: one owner (the daemon's service actor) uses it; readers such as the
 /// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
 public final class BridgeDatabase {
-    /// Package-wide, not public: the daemon goes through `write`, `read` and the queries; tests in
-    /// this package may still run raw SQL on it.
-    package let connection: SQLiteConnection
+    /// The connection every statement goes through, to whichever engine the location selected.
+    let store: StoreConnection
+    /// The SQLite connection underneath, for what only SQLite has (the checkpointer, busy
+    /// timeouts, query plans). Package-wide, not public: the daemon goes through `write`, `read`
+    /// and the queries; tests in this package may still run raw SQL on it.
+    /// - Precondition: the database is SQLite.
+    package var connection: SQLiteConnection {
+        guard case .sqlite(let connection) = store.engine else {
+            preconditionFailure("\(path) is a PostgreSQL database: it has no SQLite connection")
+        }
+        return connection
+    }
+    /// The file for SQLite; the location with any password redacted for PostgreSQL.
     public let path: String
     /// Writes the JSON columns other than the run state (session, progress floor, dispatch gate,
     /// the rows of the other tables). Keys sorted, so the same value is always the same text.
@@ -24,11 +34,13 @@ public final class BridgeDatabase {
         path: String, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
     ) throws(StoreOpenError) {
         self.path = path
+        let connection: SQLiteConnection
         do {
             connection = try SQLiteConnection(path: path, mode: readOnly ? .readOnly : .readWrite)
         } catch {
             throw .sqlite(error)
         }
+        store = StoreConnection(.sqlite(connection))
         if readOnly {
             try MigrationRunner.checkReadable(connection, BridgeSchema.migrations)
         } else {
@@ -76,14 +88,14 @@ public final class BridgeDatabase {
         }
         for summary in rows.history { try saveHistory(summary) }
         for arrival in rows.arrivals {
-            try connection.run(
+            try store.run(
                 """
                 INSERT INTO run_arrivals (hour, runs) VALUES (?, ?)
                 ON CONFLICT (hour) DO UPDATE SET runs = excluded.runs
                 """, [.integer(Int64(arrival.hour)), .integer(Int64(arrival.runs))])
         }
         if let gate = rows.gate {
-            try connection.run(
+            try store.run(
                 """
                 INSERT INTO dispatch_state (id, gate, updated_at) VALUES (1, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET gate = excluded.gate, updated_at = excluded.updated_at
@@ -104,13 +116,13 @@ public final class BridgeDatabase {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`): committed when it returns, rolled
     /// back when it throws. The one way the daemon writes (GRDB's `write { db in … }`).
     public func write<T>(_ body: (BridgeDatabase) throws -> T) throws -> T {
-        try connection.transaction { try body(self) }
+        try store.transaction { try body(self) }
     }
 
     /// Runs `body` in a read transaction: every query in it sees one snapshot, even while the
     /// daemon commits.
     public func read<T>(_ body: (BridgeDatabase) throws -> T) throws -> T {
-        try connection.readTransaction { try body(self) }
+        try store.readTransaction { try body(self) }
     }
 
     /// How long a write waits for another connection's lock before failing with `SQLITE_BUSY`.
@@ -135,13 +147,13 @@ public final class BridgeDatabase {
         historyCapacity: Int = HistoryCache.defaultCapacity
     ) throws -> BridgeEngine {
         var engine = BridgeEngine(settings: settings, filter: filter, historyCapacity: historyCapacity)
-        let runs = try connection.query("SELECT state, slug FROM runs WHERE released = 0", []) { row in
+        let runs = try store.query("SELECT state, slug FROM runs WHERE released = 0", []) { row in
             (row.string(0) ?? "", row.string(1) ?? "")
         }
         for (state, slug) in runs {
             engine.restore(run: try decode(RunState.self, state), slug: slug, released: false)
         }
-        let cards = try connection.query(
+        let cards = try store.query(
             "SELECT session, progress_floor FROM activities WHERE phase != 'ended'", []
         ) { row in (row.string(0) ?? "", row.string(1)) }
         let history = StoreHistory(self)
@@ -153,13 +165,13 @@ public final class BridgeDatabase {
                 engine.restore(run: stored.state, slug: stored.slug, released: stored.released)
             }
         }
-        if let gate = try connection.queryOne(
+        if let gate = try store.queryOne(
             "SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" })
         {
             engine.gate = try decode(DispatchGate.self, gate)
         }
         // The budget planner's forecast: runs first seen per hour over the last 14 days.
-        let hours = try connection.query(
+        let hours = try store.query(
             "SELECT hour, runs FROM run_arrivals WHERE hour >= ?", [.integer(Int64((now - RunArrivals.window) / 3_600))]
         ) { row in (row.int(0) ?? 0, row.int(1) ?? 0) }
         for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }

@@ -57,12 +57,12 @@ public struct DeliveryRecord: Sendable, Equatable {
 extension BridgeDatabase {
     /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
     public func hasDelivery(_ id: String) throws -> Bool {
-        try connection.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
+        try store.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
     }
 
     /// Counts a repeated delivery on its first record.
     public func recordDuplicate(_ id: String, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
             [.real(now), .text(id)])
     }
@@ -71,7 +71,7 @@ extension BridgeDatabase {
     /// it was compressed already (on the HTTP thread), else it is compressed here.
     public func insert(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws {
         let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
-        try connection.run(
+        try store.run(
             """
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
                 reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
@@ -104,12 +104,12 @@ extension BridgeDatabase {
         }
         sql += " ORDER BY received_at DESC, rowid DESC LIMIT ?"
         arguments.append(.integer(Int64(limit)))
-        return try connection.query(sql, arguments, Self.deliveryRecord)
+        return try store.query(sql, arguments, Self.deliveryRecord)
     }
 
     /// One delivery by id, with its payload while retention keeps it.
     public func delivery(id: String) throws -> DeliveryRecord? {
-        try connection.queryOne(
+        try store.queryOne(
             """
             SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
                 content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries WHERE id = ?
@@ -119,7 +119,7 @@ extension BridgeDatabase {
 
     /// A `deliveries` row (columns as the queries above select them), its payload inflated. A
     /// payload that does not inflate to its recorded size (a damaged row) reads as nil.
-    static func deliveryRecord(_ row: SQLiteRow) -> DeliveryRecord {
+    static func deliveryRecord(_ row: StoreRow) -> DeliveryRecord {
         let size = row.int(12) ?? 0
         let encoding = PayloadCompression.Encoding(rawValue: row.string(14) ?? "") ?? .identity
         let payload = row.data(11).flatMap {

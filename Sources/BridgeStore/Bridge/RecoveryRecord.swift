@@ -20,14 +20,14 @@ public struct RecoveryRequest: Sendable, Equatable {
 extension BridgeDatabase {
     /// The time up to which `hook`'s delivery log was examined and resolved; nil before its first sweep.
     public func examinedThrough(hook: String) throws -> UnixTime? {
-        try connection.queryOne("SELECT examined_through FROM recovery_hooks WHERE hook = ?", [.text(hook)]) {
+        try store.queryOne("SELECT examined_through FROM recovery_hooks WHERE hook = ?", [.text(hook)]) {
             $0.double(0) ?? 0
         }
     }
 
     /// Records a finished sweep of `hook`.
     public func recordSweep(hook: String, examinedThrough: UnixTime, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO recovery_hooks (hook, examined_through, swept_at) VALUES (?, ?, ?)
             ON CONFLICT (hook) DO UPDATE SET examined_through = excluded.examined_through, swept_at = excluded.swept_at
@@ -45,7 +45,7 @@ extension BridgeDatabase {
     public func recoveryRequests(_ guids: some Sequence<String>) throws -> [String: RecoveryRequest] {
         var found: [String: RecoveryRequest] = [:]
         for guid in guids {
-            let request = try connection.queryOne(
+            let request = try store.queryOne(
                 """
                 SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at, given_up_at
                 FROM recovery_requests WHERE guid = ?
@@ -57,7 +57,7 @@ extension BridgeDatabase {
 
     /// The most recent requests, newest first: what the status page and `/api/recovery` show.
     public func recentRecoveryRequests(limit: Int = 20) throws -> [RecoveryRequest] {
-        try connection.query(
+        try store.query(
             """
             SELECT guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at, given_up_at
             FROM recovery_requests ORDER BY last_requested_at DESC LIMIT ?
@@ -67,7 +67,7 @@ extension BridgeDatabase {
     /// Counts one more request for `delivery`'s GUID, before it is sent: a request whose answer
     /// is lost still counts towards `RedeliveryPlan.maxRequests`.
     public func recordRecoveryRequest(_ delivery: HookDelivery, hook: String, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO recovery_requests (guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at)
             VALUES (?, ?, ?, ?, 1, ?, ?)
@@ -79,12 +79,12 @@ extension BridgeDatabase {
 
     /// Records that the sweep gave up on `guid` (said once, then left alone).
     public func recordGivenUp(_ guid: String, at now: UnixTime) throws {
-        try connection.run(
+        try store.run(
             "UPDATE recovery_requests SET given_up_at = ? WHERE guid = ? AND given_up_at IS NULL",
             [.real(now), .text(guid)])
     }
 
-    static func recoveryRequest(_ row: SQLiteRow) -> RecoveryRequest {
+    static func recoveryRequest(_ row: StoreRow) -> RecoveryRequest {
         RecoveryRequest(
             guid: row.string(0) ?? "", hook: row.string(1) ?? "", attemptID: row.int(2) ?? 0,
             event: row.string(3) ?? "",

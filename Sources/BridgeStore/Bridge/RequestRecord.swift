@@ -42,7 +42,7 @@ public struct RequestRecord: Sendable, Equatable {
 extension BridgeDatabase {
     /// Records a request the dispatcher made and its answer.
     public func insert(_ push: RequestRecord) throws {
-        try connection.run(
+        try store.run(
             """
             INSERT INTO pushes (slug, repository, run_id, attempt, kind, method, path, body, sent_at, status, outcome,
                 detail)
@@ -57,7 +57,7 @@ extension BridgeDatabase {
 
     /// The requests made for a run attempt, oldest first.
     public func requests(for run: RunKey) throws -> [RequestRecord] {
-        try connection.query(
+        try store.query(
             """
             SELECT id, slug, kind, method, path, body, sent_at, status, outcome, detail FROM pushes
             WHERE repository = ? AND run_id = ? AND attempt = ? ORDER BY id
@@ -81,14 +81,14 @@ extension BridgeDatabase {
     public func acknowledgedRequestsPerDay(since: UnixTime) throws -> [(day: UnixTime, count: Int)] {
         let first = (since / 86_400).rounded(.down)
         let partial =
-            try connection.queryOne(
+            try store.queryOne(
                 """
                 SELECT COUNT(*) FROM pushes
                 WHERE sent_at >= ? AND sent_at < ? AND status BETWEEN 200 AND 299
                 """,
                 [.real(since), .real((first + 1) * 86_400)]
             ) { $0.int(0) ?? 0 } ?? 0
-        let whole = try connection.query(
+        let whole = try store.query(
             "SELECT day, acknowledged FROM pushes_per_day WHERE day > ? ORDER BY day", [.integer(Int64(first))]
         ) { row in
             (day: Double(row.int(0) ?? 0) * 86_400, count: row.int(1) ?? 0)

@@ -70,7 +70,7 @@ extension BridgeDatabase {
         }
         sql += " ORDER BY r.status = 'completed', r.updated_at DESC LIMIT ?"
         arguments.append(.integer(Int64(limit)))
-        return try connection.query(sql, arguments) { row in
+        return try store.query(sql, arguments) { row in
             RunListing(
                 key: RunKey(repository: row.string(0) ?? "", runID: row.int(1) ?? 0, attempt: row.int(2) ?? 1),
                 workflow: row.string(3), branch: row.string(4), runNumber: row.int(5), status: row.string(6) ?? "",

@@ -14,7 +14,7 @@ public struct StoreHistory: HistoryProvider {
     /// The newest runs first through `step_history_recent` (one row per run at position 0), then
     /// each run's steps through the primary key: at most 20 runs read, whatever the history holds.
     public func finishedRuns(repository: String, workflow: String) throws -> [RunSummary] {
-        let keys = try database.connection.query(
+        let keys = try database.store.query(
             """
             SELECT run_id, attempt FROM step_history
             WHERE repository = ? AND workflow = ? AND position = 0
@@ -23,7 +23,7 @@ public struct StoreHistory: HistoryProvider {
         ) { row in RunKey(repository: repository, runID: row.int(0) ?? 0, attempt: row.int(1) ?? 1) }
         var summaries: [RunSummary] = []
         for key in keys.reversed() {
-            let rows = try database.connection.query(
+            let rows = try database.store.query(
                 """
                 SELECT workflow, branch, conclusion, finished_at, step, job_count, duration FROM step_history
                 WHERE repository = ? AND run_id = ? AND attempt = ? ORDER BY position
@@ -44,7 +44,7 @@ public struct StoreHistory: HistoryProvider {
     }
 
     public func storedRun(_ key: RunKey) throws -> StoredRunState? {
-        try database.connection.queryOne(
+        try database.store.queryOne(
             "SELECT state, slug, released FROM runs WHERE repository = ? AND run_id = ? AND attempt = ?",
             [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))]
         ) { row in
@@ -55,7 +55,7 @@ public struct StoreHistory: HistoryProvider {
     }
 
     public func latestAttempt(repository: String, runID: Int, below attempt: Int) throws -> RunState? {
-        try database.connection.queryOne(
+        try database.store.queryOne(
             """
             SELECT state FROM runs WHERE repository = ? AND run_id = ? AND attempt < ? AND attempt >= 1
             ORDER BY attempt DESC LIMIT 1
@@ -68,7 +68,7 @@ public struct StoreHistory: HistoryProvider {
     public func lastDecisiveRun(
         repository: String, workflow: String, branch: String, before: UnixTime, excluding key: RunKey
     ) throws -> (finishedAt: UnixTime, conclusion: String)? {
-        try database.connection.queryOne(
+        try database.store.queryOne(
             """
             SELECT finished_at, conclusion FROM step_history
             WHERE repository = ? AND workflow = ? AND branch = ? AND position = 0 AND finished_at <= ?
@@ -84,7 +84,7 @@ public struct StoreHistory: HistoryProvider {
     }
 
     public func storedSession(slug: String) throws -> StoredSessionState? {
-        try database.connection.queryOne(
+        try database.store.queryOne(
             "SELECT session, progress_floor FROM activities WHERE slug = ?", [.text(slug)]
         ) { row in
             StoredSessionState(
@@ -98,11 +98,11 @@ public struct StoreHistory: HistoryProvider {
 extension BridgeDatabase {
     func saveHistory(_ summary: RunSummary) throws {
         let key = summary.key
-        try connection.run(
+        try store.run(
             "DELETE FROM step_history WHERE repository = ? AND run_id = ? AND attempt = ?",
             [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))])
         for (position, group) in summary.groups.enumerated() {
-            try connection.run(
+            try store.run(
                 """
                 INSERT INTO step_history (repository, run_id, attempt, workflow, branch, conclusion, finished_at,
                     position, step, job_count, duration)

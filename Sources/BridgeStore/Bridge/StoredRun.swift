@@ -36,7 +36,7 @@ extension BridgeDatabase {
         let key: [SQLiteValue] = [
             .text(state.key.repository), .integer(Int64(state.key.runID)), .integer(Int64(state.key.attempt)),
         ]
-        try connection.run(
+        try store.run(
             """
             INSERT INTO runs (repository, run_id, attempt, workflow, branch, run_number, status, conclusion, slug,
                 released, first_seen_at, updated_at, state)
@@ -50,11 +50,11 @@ extension BridgeDatabase {
                 .text(stored.status), .string(state.completion?.conclusion), .text(slug), .integer(released ? 1 : 0),
                 .real(state.firstSeenAt), .real(now), .text(try RunStateJSON.text(of: state) ?? json(state)),
             ])
-        try connection.run(
+        try store.run(
             "UPDATE runs SET released = ?4 WHERE repository = ?1 AND run_id = ?2 AND attempt = ?3 AND released != ?4",
             key + [.integer(released ? 1 : 0)])
         for job in jobs {
-            try connection.run(
+            try store.run(
                 """
                 INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,
                     completed_at, check_run)
@@ -74,7 +74,7 @@ extension BridgeDatabase {
 
     /// One run attempt as stored; nil when it was never recorded (or retention removed it).
     public func storedRun(_ key: RunKey) throws -> StoredRun? {
-        try connection.queryOne(
+        try store.queryOne(
             "SELECT state, slug, released, updated_at FROM runs WHERE repository = ? AND run_id = ? AND attempt = ?",
             [.text(key.repository), .integer(Int64(key.runID)), .integer(Int64(key.attempt))]
         ) { row in
@@ -87,7 +87,7 @@ extension BridgeDatabase {
     /// Every attempt of a run id (newest first), across repositories: `runs_by_run_id`, since the
     /// primary key starts with the repository, which the caller does not know.
     public func runAttempts(runID: Int) throws -> [StoredRun] {
-        try connection.query(
+        try store.query(
             "SELECT state, slug, released, updated_at FROM runs WHERE run_id = ? ORDER BY attempt DESC",
             [.integer(Int64(runID))]
         ) { row in
@@ -103,7 +103,7 @@ extension BridgeDatabase {
     /// at most `limit`, the newest kept. `runs_by_card_decision` indexes the decision time itself,
     /// so the newest `limit` come straight from it, without reading every run of the period.
     public func cardDecisions(since: UnixTime, limit: Int = 5_000) throws -> [(at: UnixTime, level: String?)] {
-        let decisions = try connection.query(
+        let decisions = try store.query(
             """
             SELECT json_extract(state, '$.cardDecision.decidedAt') AS at, json_extract(state, '$.cardDecision.level')
             FROM runs

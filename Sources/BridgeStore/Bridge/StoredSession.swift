@@ -23,7 +23,7 @@ public struct StoredSession: Sendable, Equatable {
 extension BridgeDatabase {
     func saveSession(_ card: StoredSession) throws {
         let session = card.session
-        try connection.run(
+        try store.run(
             """
             INSERT INTO activities (slug, name, owner_repository, owner_run_id, owner_attempt, phase, session,
                 progress_floor, desired, updated_at)
@@ -58,7 +58,7 @@ extension BridgeDatabase {
 
     /// The card a slug names, as last written.
     public func session(slug: String) throws -> (stored: StoredSession, acknowledged: JSONValue?)? {
-        try connection.queryOne(
+        try store.queryOne(
             "SELECT session, progress_floor, desired, updated_at FROM activities WHERE slug = ?",
             [.text(slug)]
         ) { row in

@@ -1,0 +1,175 @@
+import Foundation
+
+/// The store's one connection, to SQLite or to PostgreSQL, behind the calls the store's statements
+/// need: `run`, `query`, `queryOne`, `execute` and the two kinds of transaction.
+///
+/// The statements are written once, with SQLite's `?` parameters and values in SQLite's storage
+/// classes; on PostgreSQL each `?` outside a quoted string or identifier becomes `$1`, `$2`, … (the
+/// text translated once per statement) and each value its PostgreSQL twin (`blob` is `bytea`). The
+/// few statements the engines spell differently (`json_extract`, `rowid`, `PRAGMA`) branch on
+/// `dialect` where they are written, so what runs on each engine can be read in one place.
+public final class StoreConnection {
+    public enum Dialect: Sendable, Equatable {
+        case sqlite
+        case postgresql
+    }
+
+    enum Engine {
+        case sqlite(SQLiteConnection)
+        case postgres(PostgresConnection)
+    }
+
+    let engine: Engine
+    /// PostgreSQL's text for each statement, by SQLite's. Bounded by the statements in the code.
+    private var translated: [String: String] = [:]
+
+    init(_ engine: Engine) {
+        self.engine = engine
+    }
+
+    public var dialect: Dialect {
+        switch engine {
+        case .sqlite: .sqlite
+        case .postgres: .postgresql
+        }
+    }
+
+    /// Runs one or more `;`-separated statements without parameters.
+    public func execute(_ sql: String) throws {
+        switch engine {
+        case .sqlite(let connection): try connection.execute(sql)
+        case .postgres(let connection): try connection.execute(sql)
+        }
+    }
+
+    /// Runs one statement; returns how many rows it inserted, changed or deleted.
+    @discardableResult
+    public func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> Int {
+        switch engine {
+        case .sqlite(let connection):
+            try connection.run(sql, arguments)
+            return connection.changes
+        case .postgres(let connection):
+            return try connection.run(postgres(sql), arguments.map(Self.postgresValue))
+        }
+    }
+
+    /// Runs one statement and maps every row with `row`.
+    public func query<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ row: (StoreRow) throws -> T) throws -> [T] {
+        switch engine {
+        case .sqlite(let connection):
+            return try connection.query(sql, arguments) { try row(.sqlite($0)) }
+        case .postgres(let connection):
+            return try connection.query(postgres(sql), arguments.map(Self.postgresValue)) { try row(.postgres($0)) }
+        }
+    }
+
+    /// Runs one statement and maps its first row; nil when there is none.
+    public func queryOne<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ row: (StoreRow) throws -> T) throws
+        -> T?
+    {
+        switch engine {
+        case .sqlite(let connection):
+            return try connection.queryOne(sql, arguments) { try row(.sqlite($0)) }
+        case .postgres(let connection):
+            return try connection.queryOne(postgres(sql), arguments.map(Self.postgresValue)) { try row(.postgres($0)) }
+        }
+    }
+
+    /// Inserts one row into a table whose key is an `id` the engine assigns, and returns that id
+    /// (SQLite's rowid, PostgreSQL's identity through `RETURNING`).
+    public func insertReturningID(_ sql: String, _ arguments: [SQLiteValue]) throws -> Int64 {
+        switch engine {
+        case .sqlite(let connection):
+            try connection.run(sql, arguments)
+            return connection.lastInsertRowID
+        case .postgres(let connection):
+            guard
+                let id = try connection.queryOne(
+                    postgres(sql + " RETURNING id"), arguments.map(Self.postgresValue), { $0.int64(0) })
+            else { throw PostgresError(message: "INSERT … RETURNING id returned no row") }
+            return id ?? 0
+        }
+    }
+
+    /// A write transaction: SQLite's `BEGIN IMMEDIATE` (the write lock up front), PostgreSQL's
+    /// `BEGIN` (read committed: each statement sees what committed before it).
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        switch engine {
+        case .sqlite(let connection): try connection.transaction(body)
+        case .postgres(let connection): try connection.transaction(body)
+        }
+    }
+
+    /// A read transaction in which every query sees one snapshot.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        switch engine {
+        case .sqlite(let connection):
+            return try connection.readTransaction(body)
+        case .postgres(let connection):
+            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            do {
+                let value = try body()
+                try connection.execute("COMMIT")
+                return value
+            } catch {
+                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                throw error
+            }
+        }
+    }
+
+    public func close() {
+        switch engine {
+        case .sqlite(let connection): connection.close()
+        case .postgres(let connection): connection.close()
+        }
+    }
+
+    // MARK: PostgreSQL's spelling
+
+    private func postgres(_ sql: String) -> String {
+        if let text = translated[sql] { return text }
+        let text = Self.numberingParameters(sql)
+        translated[sql] = text
+        return text
+    }
+
+    /// `sql` with each `?` outside '…' strings, "…" identifiers and `--` comments numbered `$1`, `$2`, …
+    static func numberingParameters(_ sql: String) -> String {
+        var result = ""
+        result.reserveCapacity(sql.utf8.count + 16)
+        var number = 0
+        var quote: Character?
+        var comment = false
+        var previous: Character?
+        for character in sql {
+            defer { previous = character }
+            if comment {
+                if character == "\n" { comment = false }
+            } else if let open = quote {
+                if character == open { quote = nil }
+            } else if character == "'" || character == "\"" {
+                quote = character
+            } else if character == "-" && previous == "-" {
+                comment = true
+            } else if character == "?" {
+                number += 1
+                result += "$\(number)"
+                continue
+            }
+            result.append(character)
+        }
+        return result
+    }
+
+    static func postgresValue(_ value: SQLiteValue) -> PostgresValue {
+        switch value {
+        case .null: .null
+        case .integer(let value): .integer(value)
+        case .real(let value): .real(value)
+        case .text(let value): .text(value)
+        case .blob(let value): .bytes(value)
+        }
+    }
+}
