@@ -107,15 +107,7 @@ public final class StoreConnection {
         case .sqlite(let connection):
             return try connection.readTransaction(body)
         case .postgres(let connection):
-            try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            do {
-                let value = try body()
-                try connection.execute("COMMIT")
-                return value
-            } catch {
-                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                throw error
-            }
+            return try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", body)
         }
     }
 

@@ -139,8 +139,9 @@ public final class PostgresConnection {
     /// A rollback that fails (the connection is gone) is not reported over the body's error: the
     /// server rolls back a transaction whose session ends.
     @discardableResult
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    /// `begin` opens it: `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` gives a read snapshot.
+    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let value = try body()
             try execute("COMMIT")
