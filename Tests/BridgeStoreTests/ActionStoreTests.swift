@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// spends every copy of the same action (and the other answer of a review) and nothing else, the
 /// audit keeps each press, a press cut off by a stop is never left pending, and retention keeps
 /// both tables small.
-@Suite("action store")
+@Suite("action store", .onEachEngine)
 struct ActionStoreTests {
     let database: BridgeDatabase
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
@@ -16,7 +17,7 @@ struct ActionStoreTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "action-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = try BridgeDatabase(path: directory.appendingPathComponent("bridge.sqlite").path)
+        database = try TestStore.open(in: directory.path)
     }
 
     static func binding(

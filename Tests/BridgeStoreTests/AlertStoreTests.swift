@@ -1,11 +1,12 @@
 import BridgeCore
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
 /// The `alerts` table: one row per run and reason whatever is planned again, the sender's queue,
 /// and retention taking a run's alerts with it.
-@Suite("alert store")
+@Suite("alert store", .onEachEngine)
 struct AlertStoreTests {
     let database: BridgeDatabase
 
@@ -13,7 +14,7 @@ struct AlertStoreTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "alert-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = try BridgeDatabase(path: directory.appendingPathComponent("bridge.sqlite").path)
+        database = try TestStore.open(in: directory.path)
     }
 
     static func planned(_ run: RunKey, _ reason: AlertReason, title: String = "t") -> PlannedAlert {

@@ -35,10 +35,11 @@ struct BridgeDatabaseTests {
         path = directory.path("bridge.sqlite")
     }
 
-    @Test("the door: write commits what its body did, rolls all of it back when the body throws")
+    @Test("the door: write commits what its body did, rolls all of it back when the body throws", .onEachEngine)
     func writeDoor() throws {
+        let location = try TestStore.location(in: directory.url.path)
         struct Refused: Error {}
-        let database = try BridgeDatabase(path: path)
+        let database = try BridgeDatabase(location: location)
         try database.write { try $0.insert(delivery("kept", at: 1)) }
         #expect(throws: Refused.self) {
             try database.write { database in
@@ -52,10 +53,11 @@ struct BridgeDatabaseTests {
         #expect(database.canWrite())
     }
 
-    @Test("the door: a read sees one snapshot while another connection commits")
+    @Test("the door: a read sees one snapshot while another connection commits", .onEachEngine)
     func readDoor() throws {
-        let writer = try BridgeDatabase(path: path)
-        let reader = try BridgeDatabase(path: path, readOnly: true)
+        let location = try TestStore.location(in: directory.url.path)
+        let writer = try BridgeDatabase(location: location)
+        let reader = try BridgeDatabase(location: location, readOnly: true)
         let seen = try reader.read { database -> (Bool, Bool) in
             let before = try database.hasDelivery("late")
             try writer.write { try $0.insert(delivery("late", at: 1)) }
@@ -194,13 +196,14 @@ struct BridgeDatabaseTests {
                 }
             }
             let changes = engine.takeChanges()
-            try database.connection.transaction { try database.save(engine.rows(for: changes, at: now), at: now) }
+            try database.write { try $0.save(engine.rows(for: changes, at: now), at: now) }
         }
         return now
     }
 
-    @Test("an engine saved, closed and loaded again has the same runs, cards and history")
+    @Test("an engine saved, closed and loaded again has the same runs, cards and history", .onEachEngine)
     func engineRoundTrip() throws {
+        let location = try TestStore.location(in: directory.url.path)
         var settings = ActivitySettings()
         settings.endDelay = 0
         settings.endDisplayTime = 0
@@ -217,7 +220,7 @@ struct BridgeDatabaseTests {
         elsewhere.repository = Repository(fullName: "acme/gadgets", htmlURL: "https://github.com/acme/gadgets")
 
         var now: UnixTime = 1_800_000_000
-        var database: BridgeDatabase? = try BridgeDatabase(path: path)
+        var database: BridgeDatabase? = try BridgeDatabase(location: location)
         now = try drive(&engine, finished.deliveries(waves: waves), database: try #require(database), from: now)
         now = try drive(
             &engine, running.deliveries(waves: waves, complete: false).prefix(7).map { $0 },
@@ -230,9 +233,7 @@ struct BridgeDatabaseTests {
         engine.gate.reason = "quota.exceeded"
         engine.changes.gate = true
         let gateChanges = engine.takeChanges()
-        try #require(database).connection.transaction {
-            try #require(database).save(engine.rows(for: gateChanges, at: now), at: now)
-        }
+        try #require(database).write { try $0.save(engine.rows(for: gateChanges, at: now), at: now) }
         database = nil
 
         // The test means something only if the engine holds all three kinds of state.
@@ -249,7 +250,7 @@ struct BridgeDatabaseTests {
 
         // A start reads the work in flight only: the finished run stays in storage, and history
         // is read from it per workflow when a run needs it.
-        let reopened = try BridgeDatabase(path: path)
+        let reopened = try BridgeDatabase(location: location)
         var loaded = try reopened.loadEngine(settings: settings, filter: DeliveryFilter(), at: now)
         #expect(loaded.runs == engine.runs.filter { !engine.released.contains($0.key) })
         #expect(loaded.runs.count == 2)
@@ -312,9 +313,10 @@ struct BridgeDatabaseTests {
 
     // MARK: Retention
 
-    @Test("pruning nulls payloads received before the cutoff and keeps every row")
+    @Test("pruning nulls payloads received before the cutoff and keeps every row", .onEachEngine)
     func payloadPruning() throws {
-        let database = try BridgeDatabase(path: path)
+        let location = try TestStore.location(in: directory.url.path)
+        let database = try BridgeDatabase(location: location)
         for (index, time) in [100.0, 200, 300, 400].enumerated() {
             try database.insert(delivery("d\(index)", at: time, payload: #"{"n":\#(index)}"#))
         }
@@ -349,9 +351,10 @@ struct BridgeDatabaseTests {
                 + steps.joined(separator: ",") + "]},\"repository\":{" + urls.joined(separator: ",") + "}}").utf8)
     }
 
-    @Test("payloads are kept compressed when smaller and read back byte for byte")
+    @Test("payloads are kept compressed when smaller and read back byte for byte", .onEachEngine)
     func compressedPayloads() throws {
-        let database = try BridgeDatabase(path: path)
+        let location = try TestStore.location(in: directory.url.path)
+        let database = try BridgeDatabase(location: location)
         let body = Self.jobEventBody(1)
         var record = delivery("big", at: 1)
         record.payload = body
@@ -364,8 +367,8 @@ struct BridgeDatabaseTests {
         record.payloadBytes = noise.count
         try database.insert(record)
 
-        let stored = try database.connection.query(
-            "SELECT id, payload_encoding, length(payload) FROM deliveries ORDER BY id"
+        let stored = try database.store.query(
+            "SELECT id, payload_encoding, length(payload) FROM deliveries ORDER BY id", []
         ) { "\($0.string(0) ?? ""):\($0.string(1) ?? ""):\($0.int(2) ?? 0)" }
         #expect(stored.count == 2)
         let big = try #require(stored.first { $0.hasPrefix("big:") }).split(separator: ":")

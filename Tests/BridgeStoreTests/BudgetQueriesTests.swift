@@ -1,11 +1,12 @@
 import BridgeCore
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
 /// The month chart's reads: acknowledged pushes per UTC day, the planner's decisions, and a
 /// run's cost in the list, on a real file.
-@Suite("budget queries")
+@Suite("budget queries", .onEachEngine)
 struct BudgetQueriesTests {
     let url: URL
     let database: BridgeDatabase
@@ -13,7 +14,7 @@ struct BudgetQueriesTests {
     init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("budget-queries-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        database = try BridgeDatabase(path: url.appendingPathComponent("bridge.sqlite").path)
+        database = try TestStore.open(in: url.path)
     }
 
     func push(at time: UnixTime, status: Int?, outcome: String = "acknowledged") throws {
@@ -25,7 +26,7 @@ struct BudgetQueriesTests {
     }
 
     func run(_ id: Int, updatedAt: UnixTime, state: String) throws {
-        try database.connection.run(
+        try database.store.run(
             """
             INSERT INTO runs (repository, run_id, attempt, status, slug, first_seen_at, updated_at, state)
             VALUES ('acme/widgets', ?, 1, 'completed', 'gh-1', ?, ?, ?)
@@ -45,6 +46,7 @@ struct BudgetQueriesTests {
         #expect(counts.map(\.day) == [day, day + 2 * 86_400])
         #expect(counts.map(\.count) == [2, 1])
 
+        guard StoreEngine.current == .sqlite else { return }
         let plan = try database.connection.query(
             "EXPLAIN QUERY PLAN SELECT COUNT(*) FROM pushes WHERE sent_at >= ? AND status BETWEEN 200 AND 299",
             [.real(day)]

@@ -1,11 +1,12 @@
 import BridgeCore
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
 /// `recovery_hooks` and `recovery_requests` on a real file: a request counted each time it is
 /// made, a give-up recorded once, the sweep's mark kept per hook, old requests pruned.
-@Suite("recovery store")
+@Suite("recovery store", .onEachEngine)
 struct RecoveryStoreTests {
     let directory: URL
     let database: BridgeDatabase
@@ -13,7 +14,7 @@ struct RecoveryStoreTests {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("recovery-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = try BridgeDatabase(path: directory.appendingPathComponent("bridge.sqlite").path)
+        database = try TestStore.open(in: directory.path)
     }
 
     static func attempt(_ id: Int, _ guid: String) -> HookDelivery {

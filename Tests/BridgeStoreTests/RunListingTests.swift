@@ -1,11 +1,12 @@
 import BridgeCore
 import BridgeStore
+import BridgeTestSupport
 import Foundation
 import Testing
 
 /// The one row `runs list`, `/api/runs` and the status page share: which attempt owns its
 /// activity, and whether that activity still shows.
-@Suite("run listing")
+@Suite("run listing", .onEachEngine)
 struct RunListingTests {
     let database: BridgeDatabase
 
@@ -13,11 +14,11 @@ struct RunListingTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "run-listing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = try BridgeDatabase(path: directory.appendingPathComponent("bridge.sqlite").path)
+        database = try TestStore.open(in: directory.path)
     }
 
     func run(_ id: Int, slug: String, updatedAt: UnixTime) throws {
-        try database.connection.run(
+        try database.store.run(
             """
             INSERT INTO runs (repository, run_id, attempt, status, slug, first_seen_at, updated_at, state)
             VALUES ('acme/widgets', ?, 1, 'completed', ?, ?, ?, '{}')
@@ -25,7 +26,7 @@ struct RunListingTests {
     }
 
     func activity(_ slug: String, owner: Int?, phase: String) throws {
-        try database.connection.run(
+        try database.store.run(
             """
             INSERT INTO activities (slug, name, owner_repository, owner_run_id, owner_attempt, phase, session, updated_at)
             VALUES (?, 'widgets', ?, ?, ?, ?, '{}', 0)

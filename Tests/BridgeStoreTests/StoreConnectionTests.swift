@@ -15,4 +15,13 @@ import Testing
                 WHERE x = $1 AND y IN ($2, $3) AND z = 'it''s ?'
                 """)
     }
+
+    @Test func keepsSQLitesNumberedParametersAndNumbersBareOnesAfterThem() {
+        #expect(
+            StoreConnection.numberingParameters("UPDATE t SET a = ?4 WHERE b = ?1 AND c = ?12 AND d != ?4")
+                == "UPDATE t SET a = $4 WHERE b = $1 AND c = $12 AND d != $4")
+        #expect(StoreConnection.numberingParameters("a = ?2, b = ?, c = ?") == "a = $2, b = $3, c = $4")
+        #expect(StoreConnection.numberingParameters("x IN (?,?)") == "x IN ($1,$2)")
+        #expect(StoreConnection.numberingParameters("x = ?") == "x = $1")
+    }
 }

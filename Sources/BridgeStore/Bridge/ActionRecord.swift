@@ -104,7 +104,7 @@ extension BridgeDatabase {
             """
             UPDATE action_tokens SET used_at = ?
             WHERE repository = ? AND run_id = ? AND attempt = ? AND action IN (?, ?) AND used_at IS NULL
-                AND environment IS ?
+                AND environment IS NOT DISTINCT FROM ?
             """,
             [
                 .real(now), .text(binding.run.repository), .int(binding.run.runID), .int(binding.run.attempt),

@@ -24,7 +24,7 @@ extension BridgeDatabase {
     /// Drops raw payloads received before `cutoff` (the delivery rows stay); returns how many.
     @discardableResult
     public func prunePayloads(receivedBefore cutoff: UnixTime, limit: Int = 1_000) throws -> Int {
-        try store.run(Self.prunePayloadsSQL, [.real(cutoff), .integer(Int64(limit))])
+        try store.run(store.addressingRows(Self.prunePayloadsSQL), [.real(cutoff), .integer(Int64(limit))])
     }
 
     // MARK: One batch of everything
@@ -101,7 +101,11 @@ extension BridgeDatabase {
     /// `table` and `column` are this file's constants, never input.
     func deleteBatch(from table: String, olderThan cutoff: UnixTime, in column: String, limit: Int) throws -> Int {
         try store.run(
-            "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE \(column) < ? LIMIT ?)",
+            store.addressingRows(
+                """
+                DELETE FROM \(table) WHERE rowid IN (
+                    SELECT rowid FROM \(table) WHERE \(column) < ? ORDER BY \(column) LIMIT ?)
+                """),
             [.real(cutoff), .integer(Int64(limit))])
     }
 
@@ -112,7 +116,8 @@ extension BridgeDatabase {
         receivedBefore cutoff: UnixTime, retention: Int, at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> Int {
         try store.transaction {
-            let removed = try store.run(Self.deleteDeliveriesSQL, [.real(cutoff), .integer(Int64(limit))])
+            let removed = try store.run(
+                store.addressingRows(Self.deleteDeliveriesSQL), [.real(cutoff), .integer(Int64(limit))])
             if removed > 0 { try mark("deliveries", before: cutoff, retention: retention, at: now) }
             return removed
         }
@@ -157,7 +162,8 @@ extension BridgeDatabase {
         endedBefore cutoff: UnixTime, retention: Int, at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> Int {
         try store.transaction {
-            let removed = try store.run(Self.deleteActivitiesSQL, [.real(cutoff), .integer(Int64(limit))])
+            let removed = try store.run(
+                store.addressingRows(Self.deleteActivitiesSQL), [.real(cutoff), .integer(Int64(limit))])
             if removed > 0 { try mark("activities", before: cutoff, retention: retention, at: now) }
             return removed
         }
@@ -177,10 +183,23 @@ extension BridgeDatabase {
         at now: UnixTime, limit: Int = retentionBatchSize
     ) throws -> (pruned: Int, examined: Int) {
         let start = cursor ?? RetentionPass.StepHistoryCursor(finishedAt: -.greatestFiniteMagnitude, rowID: .min)
+        // SQLite breaks ties on the rowid its index carries; PostgreSQL has no row number that
+        // lasts, so it breaks them on the run's key (`step_history_runs_by_age` holds it there).
+        let (candidatesSQL, position): (String, [SQLiteValue]) =
+            switch store.dialect {
+            case .sqlite: (Self.stepHistoryCandidatesSQL, [.integer(start.rowID)])
+            case .postgresql:
+                (
+                    Self.stepHistoryCandidatesByKeySQL,
+                    [
+                        .text(start.key?.repository ?? ""), .integer(Int64(start.key?.runID ?? .min)),
+                        .integer(Int64(start.key?.attempt ?? .min)),
+                    ]
+                )
+            }
         let result = try store.transaction { () throws -> (Int, Int, RetentionPass.StepHistoryCursor?) in
             let candidates = try store.query(
-                Self.stepHistoryCandidatesSQL,
-                [.real(cutoff), .real(start.finishedAt), .integer(start.rowID), .integer(Int64(limit))]
+                candidatesSQL, [.real(cutoff), .real(start.finishedAt)] + position + [.integer(Int64(limit))]
             ) { row in
                 (
                     rowID: row.int64(0) ?? 0,
@@ -209,7 +228,7 @@ extension BridgeDatabase {
             }
             if pruned > 0 { try mark("step_history", before: cutoff, retention: retention, at: now) }
             let last = candidates.last.map {
-                RetentionPass.StepHistoryCursor(finishedAt: $0.finishedAt, rowID: $0.rowID)
+                RetentionPass.StepHistoryCursor(finishedAt: $0.finishedAt, rowID: $0.rowID, key: $0.key)
             }
             return (pruned, candidates.count, last)
         }
@@ -229,6 +248,8 @@ extension BridgeDatabase {
     public func releaseFreePages(
         reserveBytes: Int = freePageReserveBytes, atMost maxPages: Int = vacuumPagesPerStep
     ) throws -> (pages: Int, more: Bool) {
+        // PostgreSQL's autovacuum makes the space of removed rows reusable by itself.
+        guard store.dialect == .sqlite else { return (0, false) }
         guard try store.queryOne("PRAGMA auto_vacuum", [], { $0.int(0) ?? 0 }) == 2 else { return (0, false) }
         let pageSize = try store.queryOne("PRAGMA page_size", [], { $0.int(0) ?? 0 }) ?? 4_096
         let reserve = reserveBytes / max(pageSize, 512)
@@ -239,9 +260,10 @@ extension BridgeDatabase {
         return (free - left, left > reserve)
     }
 
-    /// Pages in the file that hold nothing (`PRAGMA freelist_count`).
+    /// Pages in the file that hold nothing (`PRAGMA freelist_count`); 0 on PostgreSQL.
     public func freePages() throws -> Int {
-        try store.queryOne("PRAGMA freelist_count", [], { $0.int(0) ?? 0 }) ?? 0
+        guard store.dialect == .sqlite else { return 0 }
+        return try store.queryOne("PRAGMA freelist_count", [], { $0.int(0) ?? 0 }) ?? 0
     }
 
     /// Sets `auto_vacuum = INCREMENTAL` on a database with no table yet. SQLite only takes the
@@ -294,7 +316,10 @@ extension BridgeDatabase {
         try store.run(
             """
             INSERT INTO retention_marks (what, before, retention, pruned_at) VALUES (?, ?, ?, ?)
-            ON CONFLICT (what) DO UPDATE SET before = max(before, excluded.before), retention = excluded.retention,
+            ON CONFLICT (what) DO UPDATE SET
+                before = CASE WHEN excluded.before > retention_marks.before THEN excluded.before
+                    ELSE retention_marks.before END,
+                retention = excluded.retention,
                 pruned_at = excluded.pruned_at
             """,
             [.text(table), .real(cutoff), .integer(Int64(retention)), .real(now)])
@@ -303,13 +328,16 @@ extension BridgeDatabase {
     // MARK: Statements
 
     // Through `deliveries_with_payload`: the rows whose payload is already gone (most of the
-    // deliveries retention keeps) are not walked again by every batch.
+    // deliveries retention keeps) are not walked again by every batch. Oldest first, in the
+    // index's own order (free on SQLite): PostgreSQL returns rows in no fixed order otherwise,
+    // and a batch that stops early should have removed the oldest.
     static let prunePayloadsSQL = """
         UPDATE deliveries SET payload = NULL WHERE rowid IN (
-            SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL LIMIT ?)
+            SELECT rowid FROM deliveries WHERE received_at < ? AND payload IS NOT NULL ORDER BY received_at LIMIT ?)
         """
     static let deleteDeliveriesSQL = """
-        DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE received_at < ? LIMIT ?)
+        DELETE FROM deliveries WHERE rowid IN (
+            SELECT rowid FROM deliveries WHERE received_at < ? ORDER BY received_at LIMIT ?)
         """
     // `released = 1` and `phase = 'ended'` are literals so the partial indexes apply.
     static let prunableRunsSQL = """
@@ -321,8 +349,11 @@ extension BridgeDatabase {
     static let deleteRunSQL = "DELETE FROM runs WHERE repository = ? AND run_id = ? AND attempt = ? AND released = 1"
     static let markPrunedRunsSQL = """
         INSERT INTO pruned_runs (repository, through_run_id, before, retention) VALUES (?, ?, ?, ?)
-        ON CONFLICT (repository) DO UPDATE SET through_run_id = max(through_run_id, excluded.through_run_id),
-            before = max(before, excluded.before), retention = excluded.retention
+        ON CONFLICT (repository) DO UPDATE SET
+            through_run_id = CASE WHEN excluded.through_run_id > pruned_runs.through_run_id
+                THEN excluded.through_run_id ELSE pruned_runs.through_run_id END,
+            before = CASE WHEN excluded.before > pruned_runs.before THEN excluded.before ELSE pruned_runs.before END,
+            retention = excluded.retention
         """
     static let deleteActivitiesSQL = """
         DELETE FROM activities WHERE rowid IN (
@@ -333,10 +364,18 @@ extension BridgeDatabase {
         WHERE position = 0 AND finished_at < ? AND (finished_at, rowid) > (?, ?)
         ORDER BY finished_at, rowid LIMIT ?
         """
+    /// PostgreSQL's `stepHistoryCandidatesSQL`: the same runs in the same order of age, ties
+    /// broken on the key instead of the rowid.
+    static let stepHistoryCandidatesByKeySQL = """
+        SELECT 0, repository, run_id, attempt, workflow, branch, finished_at FROM step_history
+        WHERE position = 0 AND finished_at < ? AND (finished_at, repository, run_id, attempt) > (?, ?, ?, ?)
+        ORDER BY finished_at, repository, run_id, attempt LIMIT ?
+        """
     static let newerRunsOfBranchSQL = """
         SELECT count(*) FROM (
             SELECT 1 FROM step_history
-            WHERE repository = ? AND workflow = ? AND branch IS ? AND position = 0 AND finished_at > ? LIMIT ?)
+            WHERE repository = ? AND workflow = ? AND branch IS NOT DISTINCT FROM ? AND position = 0 AND finished_at > ? LIMIT ?
+        ) AS newer
         """
     static let deleteStepHistoryRunSQL = "DELETE FROM step_history WHERE repository = ? AND run_id = ? AND attempt = ?"
 

@@ -1,7 +1,7 @@
 import BridgeCore
 import Foundation
 
-/// The bridge's SQLite database: deliveries, runs and their jobs, step history, activities and
+/// The bridge's database, an SQLite file or a PostgreSQL database: deliveries, runs and their jobs, step history, activities and
 /// pushes. Each table's statements live with its record type (`DeliveryRecord`, `StoredRun`,
 /// `RunListing`, `StoredSession`, `RequestRecord`, `StoreHistory` for step history); this file opens the
 /// file, is the door (`write`, `read`), saves what the engine changed and loads it at start;
@@ -9,7 +9,7 @@ import Foundation
 /// CLI open their own read-only instance, which WAL lets them do while the daemon writes.
 public final class BridgeDatabase {
     /// The connection every statement goes through, to whichever engine the location selected.
-    let store: StoreConnection
+    package let store: StoreConnection
     /// The SQLite connection underneath, for what only SQLite has (the checkpointer, busy
     /// timeouts, query plans). Package-wide, not public: the daemon goes through `write`, `read`
     /// and the queries; tests in this package may still run raw SQL on it.
@@ -46,6 +46,41 @@ public final class BridgeDatabase {
         } else {
             try Self.enableIncrementalVacuumIfEmpty(connection)
             try MigrationRunner.migrate(connection, BridgeSchema.migrations, progress: progress)
+        }
+    }
+
+    /// Opens the database `location` selects: an SQLite file (see `init(path:)`) or a PostgreSQL
+    /// database (see `init(postgresURI:)`).
+    public convenience init(
+        location: DatabaseLocation, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(StoreOpenError) {
+        switch location {
+        case .sqlite(let path): try self.init(path: path, readOnly: readOnly, progress: progress)
+        case .postgresql(let uri): try self.init(postgresURI: uri, readOnly: readOnly, progress: progress)
+        }
+    }
+
+    /// Connects to the PostgreSQL database at `uri` and, unless `readOnly`, brings its schema up
+    /// to date under the migration lock (`PostgresMigrationRunner`), so instances starting together
+    /// migrate once. A read-only connection asks the server to refuse writes
+    /// (`default_transaction_read_only`), so the CLI cannot change what the daemons share, and
+    /// refuses a schema this build does not match.
+    public init(
+        postgresURI uri: String, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
+    ) throws(StoreOpenError) {
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(
+                uri: uri, parameters: readOnly ? [("options", "-c default_transaction_read_only=on")] : [])
+        } catch {
+            throw .postgres(error)
+        }
+        path = connection.location
+        store = StoreConnection(.postgres(connection))
+        if readOnly {
+            try PostgresMigrationRunner.checkReadable(connection, PostgresSchema.migrations)
+        } else {
+            try PostgresMigrationRunner.migrate(connection, PostgresSchema.migrations, progress: progress)
         }
     }
 
@@ -130,9 +165,19 @@ public final class BridgeDatabase {
         try connection.setBusyTimeout(milliseconds: milliseconds)
     }
 
-    /// Whether a write could start now (takes the write lock and lets it go): `/readyz`.
+    /// Whether a write could start now: `/readyz`. SQLite takes the write lock and lets it go;
+    /// PostgreSQL asks the server whether this session may write (a hot standby, or a primary
+    /// demoted by a failover, answers that it may not, and a lost connection fails the query).
     public func canWrite() -> Bool {
-        (try? connection.execute("BEGIN IMMEDIATE; ROLLBACK;")) != nil
+        switch store.engine {
+        case .sqlite(let connection):
+            return (try? connection.execute("BEGIN IMMEDIATE; ROLLBACK;")) != nil
+        case .postgres(let connection):
+            let readOnly = try? connection.queryOne("SELECT current_setting('transaction_read_only')") {
+                $0.string(0)
+            }
+            return readOnly == .some("off")
+        }
     }
 
     // MARK: Restart

@@ -102,7 +102,11 @@ extension BridgeDatabase {
             sql += " WHERE repository = ? AND run_id = ? AND run_attempt = ?"
             arguments += [.text(run.repository), .integer(Int64(run.runID)), .integer(Int64(run.attempt))]
         }
-        sql += " ORDER BY received_at DESC, rowid DESC LIMIT ?"
+        // Ties broken by insertion order: SQLite's rowid; PostgreSQL's ids are the GUIDs, so the
+        // newest of a tie is the one with the highest id there (both orders are stable).
+        sql +=
+            store.dialect == .sqlite
+            ? " ORDER BY received_at DESC, rowid DESC LIMIT ?" : " ORDER BY received_at DESC, id DESC LIMIT ?"
         arguments.append(.integer(Int64(limit)))
         return try store.query(sql, arguments, Self.deliveryRecord)
     }

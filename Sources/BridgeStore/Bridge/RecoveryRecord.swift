@@ -71,7 +71,7 @@ extension BridgeDatabase {
             """
             INSERT INTO recovery_requests (guid, hook, attempt_id, event, requests, first_requested_at, last_requested_at)
             VALUES (?, ?, ?, ?, 1, ?, ?)
-            ON CONFLICT (guid) DO UPDATE SET requests = requests + 1, attempt_id = excluded.attempt_id,
+            ON CONFLICT (guid) DO UPDATE SET requests = recovery_requests.requests + 1, attempt_id = excluded.attempt_id,
                 last_requested_at = excluded.last_requested_at
             """,
             [.text(delivery.guid), .text(hook), .int(delivery.id), .text(delivery.event), .real(now), .real(now)])

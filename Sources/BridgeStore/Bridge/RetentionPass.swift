@@ -62,14 +62,18 @@ public struct RetentionPass: Sendable, Equatable {
         stepHistoryCaughtUp = caughtUp
     }
 
-    /// A position in the step-history scan: runs are visited by `finished_at`, then by rowid.
+    /// A position in the step-history scan: runs are visited by `finished_at`, then by rowid
+    /// on SQLite and by key on PostgreSQL.
     public struct StepHistoryCursor: Sendable, Equatable {
         public var finishedAt: UnixTime
         public var rowID: Int64
+        /// The run at the position: PostgreSQL's tie-break.
+        public var key: RunKey?
 
-        public init(finishedAt: UnixTime, rowID: Int64) {
+        public init(finishedAt: UnixTime, rowID: Int64, key: RunKey? = nil) {
             self.finishedAt = finishedAt
             self.rowID = rowID
+            self.key = key
         }
     }
 }

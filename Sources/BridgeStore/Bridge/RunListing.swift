@@ -58,7 +58,8 @@ extension BridgeDatabase {
                 r.slug, a.phase, r.updated_at,
                 (SELECT MAX(sent_at) FROM pushes p WHERE p.repository = r.repository AND p.run_id = r.run_id
                     AND p.attempt = r.attempt),
-                json_extract(r.state, '$.updatesSpent')
+                \(store.dialect == .sqlite
+                    ? "json_extract(r.state, '$.updatesSpent')" : "(r.state::jsonb #>> '{updatesSpent}')::bigint")
             FROM runs r
             LEFT JOIN activities a ON a.slug = r.slug AND a.owner_repository = r.repository
                 AND a.owner_run_id = r.run_id AND a.owner_attempt = r.attempt

@@ -118,6 +118,16 @@ public final class StoreConnection {
         }
     }
 
+    /// `sql` with SQLite's `rowid` spelled as this engine names a row's physical address: `ctid`
+    /// on PostgreSQL. Only for a delete or update that picks a batch of rows by a subquery on the
+    /// same table, in the same statement, where the address cannot change in between.
+    public func addressingRows(_ sql: String) -> String {
+        switch dialect {
+        case .sqlite: sql
+        case .postgresql: sql.replacingOccurrences(of: "rowid", with: "ctid")
+        }
+    }
+
     // MARK: PostgreSQL's spelling
 
     private func postgres(_ sql: String) -> String {
@@ -128,6 +138,8 @@ public final class StoreConnection {
     }
 
     /// `sql` with each `?` outside '…' strings, "…" identifiers and `--` comments numbered `$1`, `$2`, …
+    /// SQLite's numbered `?N` (one value used twice) becomes `$N`, and a bare `?` after it takes
+    /// the next number, as in SQLite.
     static func numberingParameters(_ sql: String) -> String {
         var result = ""
         result.reserveCapacity(sql.utf8.count + 16)
@@ -135,8 +147,28 @@ public final class StoreConnection {
         var quote: Character?
         var comment = false
         var previous: Character?
+        /// After a `?`: the digits of its number so far (empty: none yet).
+        var parameter: String?
+        func endParameter() {
+            guard let digits = parameter else { return }
+            if let value = Int(digits) {
+                number = max(number, value)
+            } else {
+                number += 1
+                result += String(number)
+            }
+            parameter = nil
+        }
         for character in sql {
             defer { previous = character }
+            if parameter != nil {
+                if character.isASCII, character.isWholeNumber {
+                    parameter?.append(character)
+                    result.append(character)
+                    continue
+                }
+                endParameter()
+            }
             if comment {
                 if character == "\n" { comment = false }
             } else if let open = quote {
@@ -146,12 +178,13 @@ public final class StoreConnection {
             } else if character == "-" && previous == "-" {
                 comment = true
             } else if character == "?" {
-                number += 1
-                result += "$\(number)"
+                result += "$"
+                parameter = ""
                 continue
             }
             result.append(character)
         }
+        endParameter()
         return result
     }
 

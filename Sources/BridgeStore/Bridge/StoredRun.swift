@@ -104,11 +104,21 @@ extension BridgeDatabase {
     /// so the newest `limit` come straight from it, without reading every run of the period.
     public func cardDecisions(since: UnixTime, limit: Int = 5_000) throws -> [(at: UnixTime, level: String?)] {
         let decisions = try store.query(
-            """
-            SELECT json_extract(state, '$.cardDecision.decidedAt') AS at, json_extract(state, '$.cardDecision.level')
-            FROM runs
-            WHERE updated_at >= ? AND at >= ? ORDER BY at DESC LIMIT ?
-            """,
+            store.dialect == .sqlite
+                ? """
+                SELECT json_extract(state, '$.cardDecision.decidedAt') AS at, json_extract(state, '$.cardDecision.level')
+                FROM runs
+                WHERE updated_at >= ? AND at >= ? ORDER BY at DESC LIMIT ?
+                """
+                // The expression `runs_by_card_decision` is built on, spelled out: PostgreSQL's
+                // WHERE cannot name an output column.
+                : """
+                SELECT (state::jsonb #>> '{cardDecision,decidedAt}')::double precision,
+                    state::jsonb #>> '{cardDecision,level}'
+                FROM runs
+                WHERE updated_at >= ? AND (state::jsonb #>> '{cardDecision,decidedAt}')::double precision >= ?
+                ORDER BY 1 DESC LIMIT ?
+                """,
             [.real(since), .real(since), .integer(Int64(limit))]
         ) { row in
             (at: row.double(0) ?? 0, level: row.string(1))

@@ -67,6 +67,22 @@ public enum PostgresMigrationRunner {
         }
     }
 
+    /// Refuses, without writing anything, a database whose schema is not exactly this build's:
+    /// for read-only connections (the CLI), which cannot migrate. Mirrors
+    /// `MigrationRunner.checkReadable`.
+    public static func checkReadable(_ connection: PostgresConnection, _ migrations: [Migration]) throws(StoreOpenError)
+    {
+        let hasTable = try mapErrors {
+            try connection.queryOne("SELECT to_regclass('schema_migrations') IS NOT NULL") { $0.bool(0) ?? false }
+        }
+        let history = hasTable == true ? try mapErrors { try recorded(connection) } : []
+        try mapErrors { try MigrationRunner.verify(history, against: migrations) }
+        let highest = history.last?.version ?? 0
+        if highest < migrations.count {
+            throw .olderSchema(found: highest, known: migrations.count)
+        }
+    }
+
     /// Takes the migration lock, first without waiting so that a wait can be reported.
     private static func lock(_ connection: PostgresConnection, waiting: (() -> Void)?) throws {
         let taken = try connection.queryOne("SELECT pg_try_advisory_lock($1::bigint)", [.integer(lockKey)]) {

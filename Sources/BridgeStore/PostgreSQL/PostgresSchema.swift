@@ -112,7 +112,9 @@ public enum PostgresSchema {
                 CREATE INDEX step_history_by_workflow ON step_history (repository, workflow, finished_at);
                 CREATE INDEX step_history_recent
                     ON step_history (repository, workflow, position, finished_at, run_id, attempt);
-                CREATE INDEX step_history_runs_by_age ON step_history (finished_at) WHERE position = 0;
+                -- The retention scan's order: by age, ties broken on the key (SQLite's index carries a rowid).
+                CREATE INDEX step_history_runs_by_age ON step_history (finished_at, repository, run_id, attempt)
+                    WHERE position = 0;
                 CREATE INDEX step_history_runs_by_branch ON step_history (repository, workflow, branch, finished_at)
                     WHERE position = 0;
 
