@@ -280,6 +280,38 @@ struct BridgeDatabaseTests {
         #expect(loaded.runs[finishedKey] == engine.runs[finishedKey])
     }
 
+    @Test("hostile names (U+0000, bidi overrides, emoji) come back exactly from the state", .onEachEngine)
+    func hostileNamesRoundTrip() throws {
+        let location = try TestStore.location(in: directory.url.path)
+        var settings = ActivitySettings()
+        settings.minUpdateInterval = 0
+        var engine = BridgeEngine(settings: settings)
+        let hostile = "build\u{0}\u{202E}txt.exe 🧑🏽‍💻 \u{0}"
+        var script = RunScript(runID: 9, runNumber: 9, firstJobID: 900)
+        script.workflow = "CI \u{0}\u{2066}"
+        script.branch = "feat/\u{0}🌶️"
+        let waves: [[RunScript.Job]] = [[RunScript.Job(hostile, duration: 20)], [RunScript.Job("test", duration: 30)]]
+        var database: BridgeDatabase? = try BridgeDatabase(location: location)
+        let now = try drive(
+            &engine, script.deliveries(waves: waves, complete: false).prefix(4).map { $0 },
+            database: try #require(database), from: 1_800_000_000)
+        let key = RunKey(repository: "acme/widgets", runID: 9, attempt: 1)
+        let state = try #require(engine.runs[key])
+        #expect(state.jobs.values.contains { $0.name == hostile }, "the test needs the hostile job in the state")
+        database = nil
+
+        let reopened = try BridgeDatabase(location: location)
+        let loaded = try reopened.loadEngine(settings: settings, filter: DeliveryFilter(), at: now)
+        #expect(loaded.runs[key] == state)
+        #expect(loaded.sessions == engine.sessions)
+        // The listing's columns hold the names too: readable on both engines (U+FFFD for U+0000
+        // on PostgreSQL, whose text cannot hold it).
+        let listed = try #require(try reopened.listRuns().first)
+        let expectedBranch = StoreEngine.current == .sqlite ? script.branch : "feat/\u{FFFD}🌶️"
+        #expect(listed.branch == expectedBranch)
+        #expect(try reopened.cardDecisions(since: 0).count <= 1)
+    }
+
     // MARK: Schema versions
 
     @Test("a database a newer version migrated further refuses to open, saying so")

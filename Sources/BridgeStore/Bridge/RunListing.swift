@@ -59,7 +59,7 @@ extension BridgeDatabase {
                 (SELECT MAX(sent_at) FROM pushes p WHERE p.repository = r.repository AND p.run_id = r.run_id
                     AND p.attempt = r.attempt),
                 \(store.dialect == .sqlite
-                    ? "json_extract(r.state, '$.updatesSpent')" : "(r.state::jsonb #>> '{updatesSpent}')::bigint")
+                    ? "json_extract(r.state, '$.updatesSpent')" : "(run_state_json(r.state) #>> '{updatesSpent}')::bigint")
             FROM runs r
             LEFT JOIN activities a ON a.slug = r.slug AND a.owner_repository = r.repository
                 AND a.owner_run_id = r.run_id AND a.owner_attempt = r.attempt

@@ -188,12 +188,20 @@ public final class StoreConnection {
         return result
     }
 
+    /// `text` with each U+0000 replaced by U+FFFD: PostgreSQL's text cannot hold U+0000, and
+    /// anyone who can open a pull request can put one in a job or branch name. The name's columns
+    /// (`jobs.name`, `runs.branch`, …) read U+FFFD on PostgreSQL; the run state keeps the name as
+    /// it was, since JSON writes U+0000 as the escape `\u0000`.
+    static func replacingNUL(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\u{0}" ? "\u{FFFD}" : $0 }))
+    }
+
     static func postgresValue(_ value: SQLiteValue) -> PostgresValue {
         switch value {
         case .null: .null
         case .integer(let value): .integer(value)
         case .real(let value): .real(value)
-        case .text(let value): .text(value)
+        case .text(let value): .text(value.contains("\u{0}") ? Self.replacingNUL(value) : value)
         case .blob(let value): .bytes(value)
         }
     }

@@ -113,10 +113,10 @@ extension BridgeDatabase {
                 // The expression `runs_by_card_decision` is built on, spelled out: PostgreSQL's
                 // WHERE cannot name an output column.
                 : """
-                SELECT (state::jsonb #>> '{cardDecision,decidedAt}')::double precision,
-                    state::jsonb #>> '{cardDecision,level}'
+                SELECT (run_state_json(state) #>> '{cardDecision,decidedAt}')::double precision,
+                    run_state_json(state) #>> '{cardDecision,level}'
                 FROM runs
-                WHERE updated_at >= ? AND (state::jsonb #>> '{cardDecision,decidedAt}')::double precision >= ?
+                WHERE updated_at >= ? AND (run_state_json(state) #>> '{cardDecision,decidedAt}')::double precision >= ?
                 ORDER BY 1 DESC LIMIT ?
                 """,
             [.real(since), .real(since), .integer(Int64(limit))]

@@ -25,8 +25,9 @@ public enum PostgresSchema {
         // Differences, each where PostgreSQL needs it:
         // - AUTOINCREMENT ids are identity columns;
         // - `jobs` names the columns it references;
-        // - the card decision's index reads the state as jsonb (the same path SQLite's
-        //   `json_extract` reads);
+        // - the card decision's index reads the state through `run_state_json` (the same path
+        //   SQLite's `json_extract` reads), since PostgreSQL's json refuses the `\u0000` escape a
+        //   hostile job or branch name puts in the state, and would fail the run's write;
         // - `pushes_per_day` is counted by a PL/pgSQL trigger, the day floored as SQLite's
         //   `CAST(… AS INTEGER)` truncates (PostgreSQL's cast would round).
         Migration(
@@ -76,8 +77,14 @@ public enum PostgresSchema {
                 CREATE INDEX runs_by_listing ON runs ((status = 'completed'), updated_at DESC);
                 CREATE INDEX runs_by_repository_listing ON runs (repository, (status = 'completed'), updated_at DESC);
                 CREATE INDEX runs_by_run_id ON runs (run_id, attempt);
+                -- The run state as json for reading one value out of it. PostgreSQL's json
+                -- functions refuse the escape \\u0000, which a hostile job or branch name puts in the
+                -- state: read through this, it is U+FFFD (the stored text keeps it as it was).
+                CREATE FUNCTION run_state_json(state text) RETURNS json
+                    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+                    RETURN replace(state, '\\u0000', '\\ufffd')::json;
                 CREATE INDEX runs_by_card_decision
-                    ON runs (((state::jsonb #>> '{cardDecision,decidedAt}')::double precision));
+                    ON runs (((run_state_json(state) #>> '{cardDecision,decidedAt}')::double precision));
 
                 CREATE TABLE jobs (
                     repository text NOT NULL,
@@ -270,6 +277,27 @@ public enum PostgresSchema {
                     slug text PRIMARY KEY NOT NULL,
                     session text NOT NULL,
                     updated_at double precision NOT NULL
+                );
+                """),
+        // What several instances need and one SQLite file does not: deliveries an instance that
+        // does not lead committed for the leader to apply, and the leader's claims on the cards
+        // it is sending to.
+        Migration(
+            name: "deliveries waiting for the leader, card claims",
+            sql: """
+                -- A follower commits a delivery with waiting = true (its outcome still 'applied', to be
+                -- corrected by the leader); the leader applies it and clears the flag in the same
+                -- transaction. Not a sequence cursor: rows from several writers commit out of order.
+                ALTER TABLE deliveries ADD COLUMN waiting boolean NOT NULL DEFAULT false;
+                CREATE INDEX deliveries_waiting ON deliveries (received_at, id) WHERE waiting;
+
+                -- A card with a request out: committed before the send, under the leader's epoch.
+                -- A new leader leaves a card claimed under another epoch alone until the claim
+                -- expires, so a request the old leader had out is never crossed by a new one.
+                CREATE TABLE card_claims (
+                    slug text PRIMARY KEY NOT NULL,
+                    epoch bigint NOT NULL,
+                    expires_at double precision NOT NULL
                 );
                 """),
     ]
