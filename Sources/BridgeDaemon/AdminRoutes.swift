@@ -157,7 +157,9 @@ public struct AdminRoutes: Sendable {
             return .json(503, ["error": "unavailable", "detail": "this admin listener has no database to read"])
         }
         do {
-            let database = try BridgeDatabase(path: databasePath, readOnly: true)
+            // A path or a PostgreSQL URI: followers read what the leader wrote.
+            let location = (try? DatabaseLocation(parsing: databasePath)) ?? .sqlite(path: databasePath)
+            let database = try BridgeDatabase(location: location, readOnly: true)
             return try body(database)
         } catch {
             return .json(503, ["error": "unavailable", "detail": .string("reading the database failed: \(error)")])

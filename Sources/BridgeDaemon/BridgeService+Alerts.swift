@@ -41,6 +41,7 @@ extension BridgeService {
     /// The alerts due now, each counted as attempted before it is handed out (committed): a crash
     /// from here on sends it again, never zero times.
     public func dueAlerts(at now: UnixTime) -> [AlertRecord] {
+        guard leadsTrusted() else { return [] }
         guard let due = alerts.nextDue, due <= now else { return [] }
         if let until = alerts.pausedUntil {
             guard now >= until else { return [] }

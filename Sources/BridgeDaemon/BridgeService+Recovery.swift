@@ -72,7 +72,10 @@ extension BridgeService {
     func heardFromAPI(_ key: RunKey, at now: UnixTime) {
         engine.heardFromAPI(key, at: now)
         do {
-            try database.write { try $0.save(engine.rows(for: engine.takeChanges(), at: now), at: now) }
+            try database.write { database in
+                try fence(database)
+                try database.save(engine.rows(for: engine.takeChanges(), at: now), at: now)
+            }
         } catch {
             logger.warning(
                 "could not record a run lookup; it is written with the next change", ["error": .string("\(error)")])

@@ -8,6 +8,7 @@ import Foundation
 extension BridgeService {
     /// Every widget request due now, one per widget and none for a widget whose request is out.
     public func dueWidgetRequests(at now: UnixTime) -> [PlannedWidgetRequest] {
+        guard leadsTrusted() else { return [] }
         let due = engine.dueWidgetRequests(at: now, inFlight: widgetsInFlight)
         widgetsInFlight.formUnion(due.map(\.request.slug))
         return due

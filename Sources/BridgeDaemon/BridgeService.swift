@@ -1,6 +1,7 @@
 import BridgeCore
 import BridgeStore
 import Foundation
+import Synchronization
 
 /// The one owner of the database and of the core's state. Deliveries commit in groups: HTTP
 /// threads queue them (`IngestQueue`), and each drain takes up to 64 waiting deliveries into one
@@ -11,7 +12,7 @@ import Foundation
 /// time, so only a delivery the store cannot take gets a 503. PushWard's answers are recorded here
 /// too, each in a transaction of its own. Runs on its own dispatch queue, since SQLite calls block.
 public actor BridgeService {
-    private let executor: DispatchQueueExecutor
+    let executor: DispatchQueueExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let database: BridgeDatabase
@@ -56,11 +57,22 @@ public actor BridgeService {
     private nonisolated let snapshots: ServiceSnapshot.Board
     private nonisolated let databasePath: String
 
+    /// On PostgreSQL, where several instances share the database: whether this one leads
+    /// (`LeadershipService` keeps it). Nil on SQLite, whose one instance always leads.
+    public nonisolated let leadership: LeadershipBoard?
+    /// The epoch this instance leads under, as the service last heard it; nil while following.
+    var leaderEpoch: Int64?
+    /// Cards a previous leader claimed, with when their claims end: left alone until then.
+    var claimedElsewhere: [String: UnixTime] = [:]
+    /// Whether applying the waiting deliveries is already scheduled on the actor's queue.
+    nonisolated let applyScheduled = Atomic<Bool>(false)
+
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
         metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil
     ) {
         self.checkpointer = checkpointer
+        self.leadership = database.isShared ? LeadershipBoard() : nil
         self.snapshots = ServiceSnapshot.Board(ServiceSnapshot(engine: engine, inFlight: 0))
         self.databasePath = database.path
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
@@ -122,10 +134,13 @@ public actor BridgeService {
     /// delivery the store cannot take (a 503 for it) does not cost the others theirs.
     public func ingest(_ deliveries: [IncomingDelivery]) -> [IngestResult] {
         guard !deliveries.isEmpty else { return [] }
+        // Another instance leads: commit for it to apply (`BridgeService+Leadership.swift`).
+        if leadership != nil, leaderEpoch == nil { return queueForLeader(deliveries) }
         if needsReload { reloadFromStore() }
         do {
             var plannedAlerts = false
             let results = try database.write { database throws -> [IngestResult] in
+                try fence(database)
                 var results: [IngestResult] = []
                 results.reserveCapacity(deliveries.count)
                 for delivery in deliveries { results.append(try record(delivery)) }
@@ -161,6 +176,9 @@ public actor BridgeService {
             }
             publishSnapshot()
             return results
+        } catch is LeadLost {
+            stepDown(because: "a delivery's commit found another instance leading")
+            return queueForLeader(deliveries)
         } catch {
             // The transaction rolled back; the store is the truth. Reloading from it (rather than
             // copying the whole engine before every group, which costs a copy of every run) puts
@@ -195,8 +213,14 @@ public actor BridgeService {
 
     /// Records one delivery and applies it to the core, inside the caller's transaction; the
     /// runs and cards it changed are written by the caller once the whole group is applied.
-    private func record(_ delivery: IncomingDelivery) throws -> IngestResult {
-        if try database.hasDelivery(delivery.id) {
+    /// `waiting`: the delivery is stored already, committed by a follower for this leader, and its
+    /// row gets the outcome instead of a new row.
+    func record(_ delivery: IncomingDelivery, waiting: Bool = false) throws -> IngestResult {
+        let database = database
+        let keep: (DeliveryRecord) throws -> Void =
+            waiting
+            ? { try database.markApplied($0) } : { try database.insert($0, stored: delivery.storedPayload) }
+        if !waiting, try database.hasDelivery(delivery.id) {
             try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
             return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
         }
@@ -215,7 +239,7 @@ public actor BridgeService {
         case .failure(let error):
             record.outcome = .rejected
             record.reason = error.description
-            try database.insert(record, stored: delivery.storedPayload)
+            try keep(record)
             logger.warning(
                 "rejected a malformed delivery", metadata.merging(["reason": .string(error.description)]) { $1 })
             return IngestResult(
@@ -229,7 +253,7 @@ public actor BridgeService {
         let outcome = try engine.receive(event, at: delivery.receivedAt, history: StoreHistory(database))
         switch outcome {
         case .applied(let key):
-            try database.insert(record, stored: delivery.storedPayload)
+            try keep(record)
             // Checked first: building the line's metadata costs more than the rest of the answer.
             if logger.minimumLevel <= .debug {
                 logger.debug(
@@ -248,14 +272,14 @@ public actor BridgeService {
         case .ignored(let reason):
             record.outcome = .ignored
             record.reason = reason
-            try database.insert(record, stored: delivery.storedPayload)
+            try keep(record)
             logger.info("ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 })
             return IngestResult(
                 status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
         case .ping(let warning):
             record.outcome = .ignored
             record.reason = warning.map { "ping: \($0)" } ?? "ping"
-            try database.insert(record, stored: delivery.storedPayload)
+            try keep(record)
             if let warning {
                 logger.warning(
                     "the webhook is missing events the bridge needs",
@@ -269,7 +293,7 @@ public actor BridgeService {
         }
     }
 
-    private func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
+    func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
         switch event {
         case .workflowRun(let delivery):
             record.action = delivery.action
@@ -303,7 +327,7 @@ public actor BridgeService {
     /// Rebuilds the core's state from the store after a failed commit; when the store cannot be
     /// read either, tries again before the next delivery. Applying a delivery twice is harmless
     /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
-    private func reloadFromStore() {
+    func reloadFromStore() {
         do {
             engine = Self.configured(
                 try database.loadEngine(
@@ -326,7 +350,9 @@ public actor BridgeService {
     /// none for a card whose previous request is still out: ten changes during one request become
     /// one follow-up, computed from the latest state when it is sent.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
-        let due = engine.dueRequests(at: now, inFlight: inFlight)
+        guard leadsTrusted() else { return [] }
+        let due = engine.dueRequests(at: now, inFlight: inFlight.union(cardsClaimedElsewhere(at: now)))
+        guard claim(due.map(\.request.slug), at: now) else { return [] }
         inFlight.formUnion(due.map(\.request.slug))
         planAlertsOfFinishedRuns()
         persistChanges(at: now)
@@ -336,8 +362,11 @@ public actor BridgeService {
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        [engine.nextWakeup(after: now), nextAlertWakeup(after: now), engine.nextWidgetWakeup(after: now)]
-            .compactMap { $0 }.min()
+        [
+            engine.nextWakeup(after: now), nextAlertWakeup(after: now), engine.nextWidgetWakeup(after: now),
+            claimedElsewhere.values.min(),
+        ]
+        .compactMap { $0 }.min()
     }
 
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the
@@ -443,6 +472,10 @@ public actor BridgeService {
     private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
         do {
             try database.write { database in
+                try fence(database)
+                if let epoch = leaderEpoch, leadership != nil {
+                    try database.releaseClaim(planned.request.slug, epoch: epoch)
+                }
                 try database.insert(
                     RequestRecord(
                         slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
@@ -465,7 +498,10 @@ public actor BridgeService {
         guard !changes.isEmpty else { return }
         do {
             let rows = engine.rows(for: changes, at: now)
-            try database.write { try $0.save(rows, at: now) }
+            try database.write { database in
+                try fence(database)
+                try database.save(rows, at: now)
+            }
             if !rows.alerts.isEmpty { noteAlertsPlanned(at: now) }
         } catch {
             engine.changes = changes
@@ -540,7 +576,7 @@ public actor BridgeService {
         }
         return snapshots.snapshot.gauges(
             at: now, deliveriesWaiting: deliveriesWaiting, databaseBytes: size, wal: checkpointer?.snapshot())
-            + (configuration.githubAPI == nil ? [] : recovery.gauges())
+            + (configuration.githubAPI == nil ? [] : recovery.gauges()) + (leadership?.gauges(at: now) ?? [])
     }
 
     /// Publishes what the gauges and the status page read, after a step changed it. Sizes, the gate
@@ -548,7 +584,7 @@ public actor BridgeService {
     /// every `snapshotInterval`, and one publication waits for the end of the interval so the last
     /// change is never left out. (Counting after every group and answer cost a tenth to a fifth of
     /// `make bench`'s throughput: thousands of runs held, counted hundreds of times a second.)
-    private func publishSnapshot() {
+    func publishSnapshot() {
         var snapshot = snapshots.snapshot
         snapshot.update(from: engine, inFlight: inFlight.count)
         let now = ContinuousClock.now
@@ -586,6 +622,8 @@ public actor BridgeService {
     /// is done; a failure is logged and the pass tried again at the next period.
     @discardableResult
     public func pruneRetention(at now: UnixTime) -> Bool {
+        // One instance prunes what they share: the leader.
+        guard leadership == nil || leaderEpoch != nil else { return false }
         do {
             let more = try database.pruneRetention(
                 &retentionPass, settings: configuration.retention, payloadRetention: configuration.payloadRetention,

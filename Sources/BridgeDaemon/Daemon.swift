@@ -37,14 +37,12 @@ public final class Daemon: @unchecked Sendable {
     public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
         self.configuration = configuration
         self.logger = logger
-        // servingProblems refuses the rest before a start; this keeps a URI from ever becoming a file name.
-        guard case .sqlite(let databasePath) = try configuration.databaseLocation() else {
-            throw ConfigurationError(key: "database", problem: "this version serves SQLite databases only")
+        let location = try configuration.databaseLocation()
+        if case .sqlite(let databasePath) = location {
+            try FileManager.default.createDirectory(
+                at: URL(fileURLWithPath: databasePath).deletingLastPathComponent(), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         }
-        let databaseURL = URL(fileURLWithPath: databasePath)
-        try FileManager.default.createDirectory(
-            at: databaseURL.deletingLastPathComponent(), withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
         // A migration on a large database can outlast systemd's start timeout: it is told to wait.
         let extender = StartTimeoutExtender(notifier: SystemdNotifier()) { status, seconds in
             logger.notice(
@@ -52,7 +50,7 @@ public final class Daemon: @unchecked Sendable {
                 ["migration.status": .string(status), "migration.seconds": .number(seconds.rounded())])
         }
         defer { extender.stop() }
-        let database = try BridgeDatabase(path: databasePath) { progress in
+        let database = try BridgeDatabase(location: location) { progress in
             if progress.elapsed == nil {
                 extender.keepWaiting(
                     status: "applying schema migration \(progress.version) of \(progress.total): \(progress.name)")
@@ -70,9 +68,14 @@ public final class Daemon: @unchecked Sendable {
         }
         // Checkpoints copy the WAL into the database file and sync it: on their own thread, so a
         // delivery's commit never waits for one.
-        let checkpointer = try database.startCheckpointer { message in
-            logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
-        }
+        let shared = database.isShared
+        // PostgreSQL checkpoints by itself.
+        let checkpointer =
+            database.isShared
+            ? nil
+            : try database.startCheckpointer { message in
+                logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
+            }
         let now = Date().timeIntervalSince1970
         let engine = try database.loadEngine(
             settings: configuration.engineSettings, filter: configuration.filter, at: now)
@@ -129,7 +132,10 @@ public final class Daemon: @unchecked Sendable {
             ?? configuration.apiKey.map { key in
                 HTTPTransport(
                     client: PushWardClient(
-                        configuration: .init(baseURL: configuration.pushwardURL, apiKey: key, version: Daemon.version)))
+                        configuration: .init(
+                            baseURL: configuration.pushwardURL, apiKey: key,
+                            timeout: shared ? BridgeService.sharedRequestTimeout : 10,
+                            version: Daemon.version)))
             } ?? DryRunTransport()
         let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         var services: [any DaemonService] = [
@@ -137,12 +143,21 @@ public final class Daemon: @unchecked Sendable {
             StepService(
                 "store",
                 shutdown: {
-                    checkpointer.stop()
+                    checkpointer?.stop()
                     logger.notice("stopped", [:])
                 }),
             // The dispatcher sleeps on `wakeups`, not on a cancellable sleep: woken to see the cancel.
             LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatcher.run() },
         ]
+        if case .postgresql(let uri) = location {
+            // Stops after the dispatcher and before the store: the lead is given up once nothing
+            // is being sent, so a follower takes over at its next poll.
+            services.insert(
+                LeadershipService(
+                    uri: uri, holder: "\(ProcessInfo.processInfo.hostName):\(getpid())",
+                    settings: LeaderLease.Settings(), service: service, logger: logger),
+                at: 1)
+        }
         let plansBudget = configuration.activity.fidelity == .auto && configuration.pushwardBudget != .unlimited
         // Alerts and widgets read it too: a spent quota pauses them before a refused request.
         if plansBudget || configuration.sendsNotifications || !configuration.widgets.isEmpty, !dryRun {

@@ -17,12 +17,18 @@ enum DatabaseAccess {
         // Both branches above set it, or returned.
         let databasePath: String
         do throws(ConfigurationError) {
-            guard case .sqlite(let file) = try DatabaseLocation(parsing: path!) else {
-                CLI.error(
-                    "\(DatabaseLocation.redacting(path!)): PostgreSQL databases cannot be read by this version yet")
-                return .failure(.configuration)
+            switch try DatabaseLocation(parsing: path!) {
+            case .sqlite(let file):
+                databasePath = file
+            case .postgresql(let uri):
+                // Read-only on the server's side too (`default_transaction_read_only`).
+                do throws(StoreOpenError) {
+                    return .success(try BridgeDatabase(postgresURI: uri, readOnly: true))
+                } catch {
+                    CLI.error("\(DatabaseLocation.redacting(uri)): \(error.description)")
+                    return .failure(.failure)
+                }
             }
-            databasePath = file
         } catch {
             CLI.error("configuration: \(error.description)")
             return .failure(.configuration)

@@ -20,7 +20,8 @@ struct CrashRecoveryTests {
         let port: Int
         private let errors = Pipe()
 
-        init(configPath: String) throws {
+        /// - Parameter log: a file that gets the child's log lines (stderr), for a failing test to show.
+        init(configPath: String, log: String? = nil) throws {
             let binary = TestAssets.builtBinary
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
                 throw Failure("the pushward-bridge binary is missing at \(binary.path): build it with the tests")
@@ -49,8 +50,15 @@ struct CrashRecoveryTests {
             port = found
             // Keep draining stderr so the child never blocks on a full pipe.
             let handle = errors.fileHandleForReading
+            let sink = log.flatMap { path -> FileHandle? in
+                _ = FileManager.default.createFile(atPath: path, contents: buffer)
+                return FileHandle(forWritingAtPath: path).map {
+                    $0.seekToEndOfFile(); return $0
+                }
+            }
             DispatchQueue.global().async {
-                while !handle.availableData.isEmpty {}
+                while case let chunk = handle.availableData, !chunk.isEmpty { sink?.write(chunk) }
+                try? sink?.close()
             }
         }
 

@@ -312,6 +312,21 @@ struct BridgeDatabaseTests {
         #expect(try reopened.cardDecisions(since: 0).count <= 1)
     }
 
+    @Test("PostgreSQL: a session the server ended fails the statement that meets it; the next opens another")
+    func postgresReconnects() throws {
+        let uri = try PostgresServer.shared().makeDatabase()
+        let database = try BridgeDatabase(postgresURI: uri)
+        try database.write { try $0.insert(delivery("before", at: 1)) }
+        let pid = try #require(try database.store.queryOne("SELECT pg_backend_pid()", []) { $0.int(0) ?? 0 })
+        let admin = try PostgresConnection(uri: uri)
+        _ = try admin.query("SELECT pg_terminate_backend($1)", [.int(pid)]) { _ in () }
+        #expect(throws: (any Error).self) { try database.write { try $0.insert(delivery("lost", at: 2)) } }
+        try database.write { try $0.insert(delivery("after", at: 3)) }
+        #expect(try database.hasDelivery("before") && database.hasDelivery("after"))
+        #expect(try !database.hasDelivery("lost"))
+        #expect(try database.store.queryOne("SELECT pg_backend_pid()", []) { $0.int(0) ?? 0 } != pid)
+    }
+
     // MARK: Schema versions
 
     @Test("a database a newer version migrated further refuses to open, saying so")

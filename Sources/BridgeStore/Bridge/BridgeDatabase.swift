@@ -68,21 +68,34 @@ public final class BridgeDatabase {
     public init(
         postgresURI uri: String, readOnly: Bool = false, progress: ((MigrationProgress) -> Void)? = nil
     ) throws(StoreOpenError) {
+        // A writer frozen inside a transaction (SIGSTOP, a stalled VM) would hold the leadership
+        // row's share lock, and with it every takeover, for as long as it stays frozen: the server
+        // ends such a session after the lease's own session timeout.
+        let options =
+            readOnly
+            ? "-c default_transaction_read_only=on"
+            : "-c idle_in_transaction_session_timeout=\(Self.idleInTransactionTimeoutMilliseconds)"
+        let open = { () throws(PostgresError) -> PostgresConnection in
+            try PostgresConnection(uri: uri, parameters: [("options", options)])
+        }
         let connection: PostgresConnection
         do {
-            connection = try PostgresConnection(
-                uri: uri, parameters: readOnly ? [("options", "-c default_transaction_read_only=on")] : [])
+            connection = try open()
         } catch {
             throw .postgres(error)
         }
         path = connection.location
-        store = StoreConnection(.postgres(connection))
+        store = StoreConnection(.postgres(connection), reopen: { try open() })
         if readOnly {
             try PostgresMigrationRunner.checkReadable(connection, PostgresSchema.migrations)
         } else {
             try PostgresMigrationRunner.migrate(connection, PostgresSchema.migrations, progress: progress)
         }
     }
+
+    /// How long a PostgreSQL writer may sit idle inside a transaction before the server ends its
+    /// session: the leader lease's default session timeout (`LeaderLease.Settings`).
+    public static let idleInTransactionTimeoutMilliseconds = 3_000
 
     /// Moves WAL checkpoints off this connection: starts a `WALCheckpointer` on the same file (its own connection
     /// and thread) with this connection attached as its writer (so this connection starts the WAL over between
@@ -161,7 +174,9 @@ public final class BridgeDatabase {
     }
 
     /// How long a write waits for another connection's lock before failing with `SQLITE_BUSY`.
+    /// Nothing on PostgreSQL, whose writers wait for row locks rather than a file lock.
     public func setBusyTimeout(milliseconds: Int32) throws {
+        guard case .sqlite(let connection) = store.engine else { return }
         try connection.setBusyTimeout(milliseconds: milliseconds)
     }
 

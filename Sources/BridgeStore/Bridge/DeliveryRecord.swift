@@ -76,7 +76,10 @@ extension BridgeDatabase {
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
                 reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
+            """
+                // Shared with other instances: one of them may have committed the same redelivery
+                // since this one looked (that copy waits for the leader; applying twice is harmless).
+                + (store.dialect == .postgresql ? " ON CONFLICT (id) DO NOTHING" : ""),
             [
                 .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
                 .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),

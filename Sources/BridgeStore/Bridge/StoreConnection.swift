@@ -19,12 +19,27 @@ public final class StoreConnection {
         case postgres(PostgresConnection)
     }
 
-    let engine: Engine
+    private(set) var engine: Engine
     /// PostgreSQL's text for each statement, by SQLite's. Bounded by the statements in the code.
     private var translated: [String: String] = [:]
+    /// Opens PostgreSQL again after the server ended the session (a restart, a failover,
+    /// `idle_in_transaction_session_timeout` on a leader frozen mid-transaction): the statement
+    /// that met the loss fails, and the next one outside a transaction runs on a new session.
+    private let reopen: (() throws -> PostgresConnection)?
+    /// Transactions open on this connection: no reconnecting inside one, whose statements must
+    /// all run in the same session or not at all.
+    private var transactionDepth = 0
 
-    init(_ engine: Engine) {
+    init(_ engine: Engine, reopen: (() throws -> PostgresConnection)? = nil) {
         self.engine = engine
+        self.reopen = reopen
+    }
+
+    private func reconnectIfLost() throws {
+        guard transactionDepth == 0, case .postgres(let connection) = engine, !connection.isOpen, let reopen else {
+            return
+        }
+        engine = .postgres(try reopen())
     }
 
     public var dialect: Dialect {
@@ -36,6 +51,7 @@ public final class StoreConnection {
 
     /// Runs one or more `;`-separated statements without parameters.
     public func execute(_ sql: String) throws {
+        try reconnectIfLost()
         switch engine {
         case .sqlite(let connection): try connection.execute(sql)
         case .postgres(let connection): try connection.execute(sql)
@@ -45,6 +61,7 @@ public final class StoreConnection {
     /// Runs one statement; returns how many rows it inserted, changed or deleted.
     @discardableResult
     public func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> Int {
+        try reconnectIfLost()
         switch engine {
         case .sqlite(let connection):
             try connection.run(sql, arguments)
@@ -56,6 +73,7 @@ public final class StoreConnection {
 
     /// Runs one statement and maps every row with `row`.
     public func query<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ row: (StoreRow) throws -> T) throws -> [T] {
+        try reconnectIfLost()
         switch engine {
         case .sqlite(let connection):
             return try connection.query(sql, arguments) { try row(.sqlite($0)) }
@@ -68,6 +86,7 @@ public final class StoreConnection {
     public func queryOne<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ row: (StoreRow) throws -> T) throws
         -> T?
     {
+        try reconnectIfLost()
         switch engine {
         case .sqlite(let connection):
             return try connection.queryOne(sql, arguments) { try row(.sqlite($0)) }
@@ -79,6 +98,7 @@ public final class StoreConnection {
     /// Inserts one row into a table whose key is an `id` the engine assigns, and returns that id
     /// (SQLite's rowid, PostgreSQL's identity through `RETURNING`).
     public func insertReturningID(_ sql: String, _ arguments: [SQLiteValue]) throws -> Int64 {
+        try reconnectIfLost()
         switch engine {
         case .sqlite(let connection):
             try connection.run(sql, arguments)
@@ -95,14 +115,20 @@ public final class StoreConnection {
     /// A write transaction: SQLite's `BEGIN IMMEDIATE` (the write lock up front), PostgreSQL's
     /// `BEGIN` (read committed: each statement sees what committed before it).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try reconnectIfLost()
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         switch engine {
-        case .sqlite(let connection): try connection.transaction(body)
-        case .postgres(let connection): try connection.transaction(body)
+        case .sqlite(let connection): return try connection.transaction(body)
+        case .postgres(let connection): return try connection.transaction(body)
         }
     }
 
     /// A read transaction in which every query sees one snapshot.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try reconnectIfLost()
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         switch engine {
         case .sqlite(let connection):
             return try connection.readTransaction(body)
