@@ -18,7 +18,7 @@ public actor BridgeService {
     let database: BridgeDatabase
     var engine: BridgeEngine
     /// Cards with a request out: nothing more is planned for them until it comes back.
-    private var inFlight: Set<String> = []
+    var inFlight: Set<String> = []
     /// Set when a failed commit could not be followed by a reload from the store.
     private var needsReload = false
     /// When the published snapshot's counts were last taken, and whether a later count is due.

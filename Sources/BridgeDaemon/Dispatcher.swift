@@ -50,6 +50,7 @@ public struct Dispatcher: Sendable {
     }
 
     private func send(_ planned: PlannedWidgetRequest) async {
+        guard service.mayStartRequest() else { return await service.abandon(planned) }
         let answer = await transport.send(planned.request)
         await service.completeWidget(planned, answer: answer, at: clock())
     }
@@ -58,6 +59,7 @@ public struct Dispatcher: Sendable {
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
         let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
+        guard service.mayStartRequest() else { return await service.abandon(alert) }
         let answer = await transport.notify(body)
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
@@ -66,6 +68,9 @@ public struct Dispatcher: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let request =
             service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
+        // Checked again as late as possible: planned before a freeze (SIGSTOP, a stalled VM), a
+        // request must not go out after it once another instance may lead.
+        guard service.mayStartRequest() else { return await service.abandon(planned) }
         let answer = await transport.send(request)
         if !transport.isDryRun {
             service.metrics.observe(

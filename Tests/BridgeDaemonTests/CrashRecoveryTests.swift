@@ -18,6 +18,8 @@ struct CrashRecoveryTests {
     final class ServeProcess {
         let process = Process()
         let port: Int
+        /// The admin listener's port (metrics, the admin API).
+        let adminPort: Int
         private let errors = Pipe()
 
         /// - Parameter log: a file that gets the child's log lines (stderr), for a failing test to show.
@@ -34,6 +36,7 @@ struct CrashRecoveryTests {
             var buffer = Data()
             let deadline = Date().addingTimeInterval(10)
             var found: Int?
+            var admin = 0
             while found == nil, Date() < deadline {
                 let chunk = errors.fileHandleForReading.availableData
                 if chunk.isEmpty { break }
@@ -41,6 +44,7 @@ struct CrashRecoveryTests {
                 for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
                     if let object = try? JSONValue(parsing: Data(line.utf8)), let port = object["http.port"]?.intValue {
                         found = port
+                        admin = object["admin.port"]?.intValue ?? 0
                     }
                 }
             }
@@ -48,6 +52,7 @@ struct CrashRecoveryTests {
                 throw Failure("serve did not report its port: \(String(decoding: buffer, as: UTF8.self))")
             }
             port = found
+            adminPort = admin
             // Keep draining stderr so the child never blocks on a full pipe.
             let handle = errors.fileHandleForReading
             let sink = log.flatMap { path -> FileHandle? in

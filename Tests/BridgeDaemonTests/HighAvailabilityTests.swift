@@ -4,6 +4,9 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -53,6 +56,14 @@ struct HighAvailabilityTests {
             try await Task.sleep(for: .milliseconds(50))
         }
         return fake.activities.values.first
+    }
+
+    /// GET `path` on an instance's admin listener: the body, nil when it did not answer 200.
+    static func admin(_ path: String, port: Int) async throws -> String? {
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)\(path)"))
+        let (data, response) = try await URLSession.shared.data(from: url)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else { return nil }
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func expectOneEndAndOneFinal(_ fake: FakePushWardServer, _ context: String) {
@@ -147,6 +158,13 @@ struct HighAvailabilityTests {
             statuses.append(CrashRecoveryTests.post(events[0], id: "ha-0", port: first.port))
         }
         #expect(statuses.last == 200, "after resuming: \(statuses)")
+        // Both answer reads from the shared database; each says whether it leads.
+        for (instance, leads) in [(first, false), (second, true)] {
+            let metrics = try await Self.admin("/metrics", port: instance.adminPort) ?? ""
+            #expect(metrics.contains("pushward_bridge_leader \(leads ? 1 : 0)\n"), "\(leads)")
+            let runs = try await Self.admin("/api/runs", port: instance.adminPort) ?? ""
+            #expect(runs.contains("9000"), "\(leads): \(runs.prefix(300))")
+        }
         #expect(first.terminate() == 0)
         #expect(second.terminate() == 0)
     }

@@ -41,6 +41,27 @@ extension BridgeService {
         return true
     }
 
+    /// Whether a request planned earlier may go out now (see `leadsTrusted`), asked by the
+    /// dispatcher right before each send, off the actor.
+    nonisolated func mayStartRequest() -> Bool {
+        leadership.map { $0.trustedEpoch() != nil } ?? true
+    }
+
+    /// A card's request planned but not sent, because the lead is no longer trusted: looked at
+    /// again once it is (or by the next leader, which reads the card from the database).
+    func abandon(_ planned: PlannedRequest) {
+        inFlight.remove(planned.request.slug)
+        engine.markDirty([planned.request.slug])
+    }
+
+    func abandon(_ planned: PlannedWidgetRequest) {
+        widgetsInFlight.remove(planned.request.slug)
+    }
+
+    func abandon(_ alert: AlertRecord) {
+        alerts.inFlight.remove(alert.id)
+    }
+
     /// The cards a previous leader's claims still cover at `now`. A card whose claim ended is
     /// looked at again: the engine skipped it while claimed, as it skips a card with a request out.
     func cardsClaimedElsewhere(at now: UnixTime) -> Set<String> {
