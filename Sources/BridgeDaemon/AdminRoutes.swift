@@ -83,7 +83,13 @@ public struct AdminRoutes: Sendable {
                 var snapshot = try StatusSnapshot.read(
                     from: database, at: Date().timeIntervalSince1970, budget: standing.budget)
                 snapshot.notices = service.notices()
-                snapshot.recovery = service.configuration.githubAPI == nil ? nil : service.recovery.current
+                var leads = true
+                if let board = service.leadership {
+                    leads = board.current.epoch != nil
+                    snapshot.leadership = .init(leads: leads, leader: try database.leader())
+                }
+                // A follower's board never moves: the leader sweeps, and its page says so.
+                snapshot.recovery = service.configuration.githubAPI == nil || !leads ? nil : service.recovery.current
                 return HTTPResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],

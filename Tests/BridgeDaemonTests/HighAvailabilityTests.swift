@@ -164,6 +164,11 @@ struct HighAvailabilityTests {
             #expect(metrics.contains("pushward_bridge_leader \(leads ? 1 : 0)\n"), "\(leads)")
             let runs = try await Self.admin("/api/runs", port: instance.adminPort) ?? ""
             #expect(runs.contains("9000"), "\(leads): \(runs.prefix(300))")
+            // The status page too, saying which instance leads: the second, by its process id.
+            let page = try await Self.admin("/", port: instance.adminPort) ?? ""
+            #expect(page.contains("data-role=\"\(leads ? "leader" : "follower")\""), "\(leads)")
+            #expect(page.contains(":\(second.process.processIdentifier)</span> (epoch"), "\(leads)")
+            #expect(page.contains("id=\"run-9000-"), "\(leads): the run is drawn")
         }
         #expect(first.terminate() == 0)
         #expect(second.terminate() == 0)

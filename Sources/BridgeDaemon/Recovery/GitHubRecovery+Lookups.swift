@@ -17,6 +17,8 @@ extension GitHubRecovery {
         let interval = GitHubAPISettings.lookupInterval(settings.staleAfter)
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(interval))
+            // The leader looks runs up: a follower's engine is not the one that applies the answer.
+            guard service.mayStartRequest() else { continue }
             let quiet = await service.quietRuns(
                 quietFor: Double(settings.staleAfter), at: now(), limit: Self.lookupsPerRound)
             for key in quiet {

@@ -9,13 +9,24 @@ import GitHubClient
 /// `max_redeliveries_per_minute`, each counted in the store before it is sent. The redelivered
 /// request comes through `POST /webhook` like any other: verified, deduplicated, applied in order.
 extension GitHubRecovery {
+    /// How often an instance that follows looks whether it leads now (PostgreSQL only).
+    static let followerPoll: Double = 1
+
     /// The sweeps, until cancelled.
     func sweepUntilCancelled() async {
         var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
         while !Task.isCancelled {
+            // Several instances on PostgreSQL: the leader sweeps; the others would only spend the
+            // API allowance asking for the same redeliveries again. A follower looks every second
+            // whether it leads, so a new leader sweeps at once: the deliveries GitHub sent to an
+            // instance that died are in the log as failed, and the sweep is what brings them back.
+            guard service.mayStartRequest() else {
+                try? await Task.sleep(for: .seconds(Self.followerPoll))
+                continue
+            }
             var missed = 0
             var pause = Double(settings.sweepInterval)
-            for hook in settings.hooks {
+            for hook in settings.hooks where service.mayStartRequest() {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))

@@ -46,6 +46,7 @@ public enum StatusPage {
             html += "<section class=\"notice\" role=\"status\"><p>\(Markup.escaped(notice))</p></section>"
         }
         if let standing { html += budgetSection(snapshot, budget: standing.budget) }
+        if let leadership = snapshot.leadership { html += leadershipSection(leadership, now: snapshot.takenAt) }
         if let recovery = snapshot.recovery { html += recoverySection(recovery) }
         if !snapshot.widgets.isEmpty {
             html += "<section id=\"widgets\"><h2>Widgets</h2>"
@@ -216,6 +217,41 @@ public enum StatusPage {
         }
         return html + "</section>"
     }
+
+    /// Several instances on one PostgreSQL database: whether this one leads and, on a follower,
+    /// which instance does, so an operator who reached any instance knows where cards are sent
+    /// from and whose log to read. A leader whose heartbeat stopped is said plainly: the next
+    /// instance to poll takes over once its session ends.
+    static func leadershipSection(_ leadership: StatusSnapshot.Leadership, now: UnixTime) -> String {
+        let role = leadership.leads ? "leader" : "follower"
+        var html = "<section id=\"leadership\" data-role=\"\(role)\"><h2>Instances</h2><p>"
+        let leader = leadership.leader
+        let described = leader.map {
+            "<span id=\"leader\">\(Markup.escaped($0.holder))</span> (epoch \($0.epoch), leading since "
+                + "\(Markup.escaped(clock($0.since))) UTC)"
+        }
+        if leadership.leads {
+            html += "This instance leads" + (described.map { ": " + $0 } ?? "") + ". It applies the deliveries every"
+            html += " instance commits, sends to PushWard, sweeps GitHub's delivery log and prunes."
+        } else {
+            html += "This instance follows: it verifies and commits deliveries for the leader, and this page reads"
+            html += " the shared database. "
+            html +=
+                described.map { $0 + " leads: it applies them, sends to PushWard and sweeps GitHub." }
+                ?? "No instance has taken the lead yet."
+        }
+        html += "</p>"
+        if let leader, !leadership.leads, now - leader.heartbeatAt > staleHeartbeat {
+            html += "<p class=\"problem\" role=\"alert\">No heartbeat from the leader for "
+            html += "\(Int(now - leader.heartbeatAt)) s: an instance that polls takes the lead once its session ends"
+            html += " (3 s by default). If this lasts, no instance can reach the lease: see their logs.</p>"
+        }
+        return html + "</section>"
+    }
+
+    /// Seconds without a leader heartbeat before the page calls it out: several heartbeats missed,
+    /// past the session timeout that hands the lead over.
+    static let staleHeartbeat: Double = 10
 
     /// The newest presses of buttons on phones: who asked what of which run, and GitHub's answer.
     static func actionsSection(_ actions: [ActionRecord]) -> String {

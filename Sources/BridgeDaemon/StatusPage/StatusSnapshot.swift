@@ -102,8 +102,11 @@ public struct StatusSnapshot: Sendable {
     public var decisions: [BudgetChart.Decision]
     /// What a maintainer must act on, said above the runs (a refused routing target).
     public var notices: [String] = []
-    /// What recovery from GitHub last did; nil without `github.api`.
+    /// What recovery from GitHub last did; nil without `github.api`, and on an instance that
+    /// follows (the leader sweeps).
     public var recovery: RecoveryBoard.Standing?
+    /// Several instances on PostgreSQL: whether this one leads, and who does; nil on SQLite.
+    public var leadership: Leadership?
     /// The newest buttons pressed on phones (`actions`), newest first.
     public var actions: [ActionRecord] = []
     /// Every home-screen widget's state (`widgets`), by slug.
@@ -116,6 +119,19 @@ public struct StatusSnapshot: Sendable {
         self.takenAt = takenAt
         self.pushDays = pushDays
         self.decisions = decisions
+    }
+
+    /// Where the instance that drew the page stands among several on one database.
+    public struct Leadership: Sendable, Equatable {
+        /// Whether the instance that drew the page leads (applies, sends, sweeps).
+        public var leads: Bool
+        /// The leadership row: who took the lead last, and its last heartbeat; nil before any did.
+        public var leader: LeaderRecord?
+
+        public init(leads: Bool, leader: LeaderRecord?) {
+            self.leads = leads
+            self.leader = leader
+        }
     }
 
     public var active: [Run] { runs.filter(\.isActive) }

@@ -101,6 +101,17 @@ extension BridgeDatabase {
         return Dictionary(rows, uniquingKeysWith: max)
     }
 
+    /// Who leads, as the leadership row says: read by every instance's status page, so an operator
+    /// on a follower sees which instance sends. Nil on SQLite and before any instance led.
+    public func leader() throws -> LeaderRecord? {
+        guard store.dialect == .postgresql else { return nil }
+        return try store.queryOne("SELECT holder, epoch, since, heartbeat_at FROM leadership", []) {
+            LeaderRecord(
+                holder: $0.string(0) ?? "", epoch: $0.int64(1) ?? 0, since: $0.double(2) ?? 0,
+                heartbeatAt: $0.double(3) ?? 0)
+        }
+    }
+
     /// Whether this database is PostgreSQL, where several instances share it.
     public var isShared: Bool { store.dialect == .postgresql }
 

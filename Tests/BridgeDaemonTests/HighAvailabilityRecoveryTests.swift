@@ -1,0 +1,97 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// Recovery from GitHub with two instances on one PostgreSQL database: only the leader reads the
+/// hook's delivery log (a follower would spend the same API allowance asking for the same
+/// redeliveries), and an instance that takes the lead sweeps at once, since what GitHub sent to
+/// the instance that went away is in the log as failed and nothing else brings it back.
+@Suite("High availability: recovery", .serialized, .timeLimit(.minutes(3)))
+struct HighAvailabilityRecoveryTests {
+    typealias Recovery = RecoveryEndToEndTests
+
+    /// GETs of the hook's delivery log the fake GitHub answered.
+    static func logReads(_ github: FakeGitHubAPI) -> Int {
+        github.requests.filter { $0.method == "GET" && $0.path.hasPrefix(github.hookPath + "/deliveries") }.count
+    }
+
+    static func leads(_ daemon: Daemon) async -> Bool {
+        let metrics = (try? await AlertEndToEndTests.get("/metrics", port: daemon.adminPort)) ?? ""
+        return metrics.contains("pushward_bridge_leader 1\n")
+    }
+
+    /// Whether `condition` holds within `timeout` seconds, asked every 50 ms.
+    static func within(_ timeout: Double, _ condition: () async -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return await condition()
+    }
+
+    @Test("only the leader sweeps; the instance taking over sweeps at once and brings back what the other missed")
+    func leaderSweeps() async throws {
+        let script = RunScript(start: Date().timeIntervalSince1970 - 600)
+        let events = script.deliveries(waves: Recovery.waves)
+        let split = events.count / 3
+        let uri = try PostgresServer.shared().makeDatabase()
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Recovery.secret, credentials: .token(Recovery.token))
+
+        let first = try Recovery.start(database: uri, pushward: pushward, github: github, logs: LineLog())
+        var firstRunning = true
+        defer { if firstRunning { Task { await first.shutdown() } } }
+        #expect(await Self.within(15) { await Self.leads(first) })
+        #expect(await DispatchEndToEndTests.eventually(timeout: 15) { Self.logReads(github) >= 1 }, "swept at start")
+        let readsByLeader = Self.logReads(github)
+
+        let logs = LineLog()
+        let second = try Recovery.start(database: uri, pushward: pushward, github: github, logs: logs)
+        defer { Task { await second.shutdown() } }
+        github.setWebhookURL("http://127.0.0.1:\(first.port)/webhook")
+        for event in events.prefix(split) {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(github.deliver(event: name, body: body) == 202)
+        }
+        // Long enough for the follower's start and two of its looks at whether it leads.
+        try await Task.sleep(for: .seconds(2.5))
+        #expect(!(await Self.leads(second)))
+        #expect(Self.logReads(github) == readsByLeader, "the follower read GitHub's delivery log")
+        let followerPage = try await AlertEndToEndTests.get("/", port: second.adminPort)
+        #expect(followerPage.contains("data-role=\"follower\""))
+        #expect(!followerPage.contains("id=\"recovery\""), "a follower's board never moves")
+
+        // The leader goes away; GitHub's attempts meanwhile fail, as they do behind a load
+        // balancer that has not noticed yet.
+        await first.shutdown()
+        firstRunning = false
+        let stoppedAt = Date()
+        for event in events.dropFirst(split) {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(github.deliver(event: name, body: body) == 0, "nothing listens")
+        }
+        github.setWebhookURL("http://127.0.0.1:\(second.port)/webhook")
+        // Well inside the 30 s sweep interval: the new leader does not wait for it.
+        #expect(await DispatchEndToEndTests.eventually(timeout: 15) { Recovery.ended(pushward) })
+        let recoveredIn = Date().timeIntervalSince(stoppedAt)
+        #expect(recoveredIn < 15, "card ended \(recoveredIn) s after the leader stopped")
+        #expect(await Self.leads(second))
+        let missedCount = events.count - split
+        let leaderPage = try await AlertEndToEndTests.get("/", port: second.adminPort)
+        #expect(leaderPage.contains("<span id=\"redeliveries\">\(missedCount)</span> redeliveries asked for"))
+
+        let missed = events.count - split
+        let redelivered = github.log.filter(\.redelivery)
+        #expect(redelivered.count == missed, "each missed delivery asked for once")
+        #expect(redelivered.allSatisfy { $0.statusCode == 202 })
+        #expect(pushward.violations.isEmpty, "\(pushward.violations)")
+        let ends = pushward.requests.filter { $0.method == "PATCH" && $0.body?["state"] == "ended" }
+        #expect(ends.count == 1)
+        #expect(
+            logs.all.filter { $0.contains("asked GitHub to redeliver a delivery the bridge never received") }.count
+                == missed)
+    }
+}
