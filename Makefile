@@ -12,7 +12,7 @@ DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev libpq-dev
 TEST_DEB_PACKAGES := chromium systemd postgresql
 
 .PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall \
-	format lint bench bench-scale bench-scale-soak fuzz clean
+	format lint bench bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
 all: build
 
@@ -123,6 +123,18 @@ bench: deps
 	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
 	# Push economy and webhook-to-request latency against the fake PushWard (writes .build/bench/dispatch.json).
 	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench"
+	@$(MAKE) --no-print-directory bench-ha-run
+
+# The PostgreSQL figures (bench/ha.py): ingest and ack p99 with one and two instances on one
+# database, and the time from a leader's SIGKILL to the next PushWard request. Writes
+# .build/bench/ha.json. Part of `make bench`; needs Debian's postgresql (installed when missing).
+bench-ha: deps
+	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory bench-ha-run
+
+bench-ha-run:
+	@$(MAKE) --no-print-directory install-packages PACKAGES="postgresql"
+	BENCH_BIN_DIR="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" bench/ha.py
 
 # A year of history (bench/README.md, "make bench-scale"): fills (or reuses, BENCH_SCALE_DB) a
 # database with BENCH_SCALE_RUNS (1,000,000) finished runs through scale-fill, then the medians of 3:

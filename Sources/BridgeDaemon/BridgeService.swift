@@ -46,6 +46,8 @@ public actor BridgeService {
     public nonisolated let usageRefresh = WakeupSignal()
     /// Deliveries from HTTP threads waiting for the next group commit.
     private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
+    /// On PostgreSQL: commits and answers deliveries for the leader to apply, off this queue.
+    nonisolated let answers: WaitingDeliveryCommitter?
 
     public let metrics: Metrics
     /// What recovery from GitHub last did (`GitHubRecovery`), for the gauges and the status page.
@@ -67,9 +69,12 @@ public actor BridgeService {
     /// Whether applying the waiting deliveries is already scheduled on the actor's queue.
     nonisolated let applyScheduled = Atomic<Bool>(false)
 
+    /// `answers`: on PostgreSQL, a second connection to the same database, on which every delivery
+    /// is committed for the leader and answered (`WaitingDeliveryCommitter`); without it deliveries
+    /// commit on `database`, on this actor's queue.
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
-        metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil
+        metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil, answers: BridgeDatabase? = nil
     ) {
         self.checkpointer = checkpointer
         self.leadership = database.isShared ? LeadershipBoard() : nil
@@ -85,6 +90,7 @@ public actor BridgeService {
         self.sendsWidgets = !configuration.widgets.isEmpty
         self.logger = logger
         self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
+        self.answers = answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) }
     }
 
     /// Records and applies a verified delivery; `completion` gets the answer, on the store's
@@ -93,6 +99,7 @@ public actor BridgeService {
     public nonisolated func submit(
         _ delivery: IncomingDelivery, completion: @escaping @Sendable (IngestResult) -> Void
     ) {
+        if let answers { return answers.submit(delivery, completion: completion) }
         if ingestQueue.append(IngestQueue.Ticket(delivery: delivery, completion: completion)) { scheduleDrain() }
     }
 
@@ -105,7 +112,7 @@ public actor BridgeService {
     }
 
     /// Deliveries received and not answered yet (queued, or in the commit under way).
-    public nonisolated var deliveriesWaiting: Int { ingestQueue.waiting }
+    public nonisolated var deliveriesWaiting: Int { ingestQueue.waiting + (answers?.waiting ?? 0) }
 
     /// Sets how long a commit waits for another connection's write lock before its deliveries get a
     /// 503 (`SQLiteConnection.busyTimeoutMilliseconds` unless set). On the actor, since the connection
@@ -152,17 +159,7 @@ public actor BridgeService {
                 return results
             }
             if plannedAlerts { noteAlertsPlanned(at: deliveries.map(\.receivedAt).max() ?? 0) }
-            if engine.levelInForce != levelLogged {
-                logger.notice(
-                    "push budget level changed",
-                    [
-                        "budget.level": .string(engine.levelInForce?.rawValue ?? "none"),
-                        "budget.previous": .string(levelLogged?.rawValue ?? "none"),
-                        "budget.used": engine.budget.map { .number(Double($0.used)) } ?? .null,
-                        "budget.limit": engine.budget?.limit.map { .number(Double($0)) } ?? .null,
-                    ])
-                levelLogged = engine.levelInForce
-            }
+            logLevelChange()
             metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
             if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
             // Counted per kind, once per group: a labelled series costs a lookup under a lock.
@@ -211,6 +208,20 @@ public actor BridgeService {
         }
     }
 
+    /// Says once when the push budget moved new runs to another level, after the group that did it.
+    func logLevelChange() {
+        guard engine.levelInForce != levelLogged else { return }
+        logger.notice(
+            "push budget level changed",
+            [
+                "budget.level": .string(engine.levelInForce?.rawValue ?? "none"),
+                "budget.previous": .string(levelLogged?.rawValue ?? "none"),
+                "budget.used": engine.budget.map { .number(Double($0.used)) } ?? .null,
+                "budget.limit": engine.budget?.limit.map { .number(Double($0)) } ?? .null,
+            ])
+        levelLogged = engine.levelInForce
+    }
+
     /// Records one delivery and applies it to the core, inside the caller's transaction; the
     /// runs and cards it changed are written by the caller once the whole group is applied.
     /// `waiting`: the delivery is stored already, committed by a follower for this leader, and its
@@ -249,7 +260,7 @@ public actor BridgeService {
                     "delivery": .string(delivery.id),
                 ])
         }
-        describe(event, into: &record)
+        Self.describe(event, into: &record)
         let outcome = try engine.receive(event, at: delivery.receivedAt, history: StoreHistory(database))
         switch outcome {
         case .applied(let key):
@@ -293,7 +304,7 @@ public actor BridgeService {
         }
     }
 
-    func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
+    static func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
         switch event {
         case .workflowRun(let delivery):
             record.action = delivery.action

@@ -80,9 +80,12 @@ public final class Daemon: @unchecked Sendable {
         let engine = try database.loadEngine(
             settings: configuration.engineSettings, filter: configuration.filter, at: now)
         Self.interruptCutOffPresses(database, logger: logger, at: now)
+        // Several instances: deliveries are committed for the leader and answered on a connection
+        // of their own, so no answer waits behind the leader's applying (`WaitingDeliveryCommitter`).
+        let answers = shared ? try BridgeDatabase(location: location) : nil
         let service = BridgeService(
             database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
-            checkpointer: checkpointer)
+            checkpointer: checkpointer, answers: answers)
         self.service = service
         let counters = counters
         let activated = SocketActivation.descriptors()

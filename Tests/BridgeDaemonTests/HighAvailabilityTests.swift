@@ -48,11 +48,16 @@ struct HighAvailabilityTests {
         throw CrashRecoveryTests.Failure("no instance took the lead after epoch \(epoch) within \(seconds) s")
     }
 
-    /// Waits until the fake's card is ended; returns it.
+    /// Waits until PushWard took the card's end (a PATCH to `ended`: a card just created reads as
+    /// `ended` in the fake's store before its first update, so the state alone does not say);
+    /// returns it.
     static func endedCard(_ fake: FakePushWardServer, within seconds: Double = 40) async throws -> StoredActivity? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if let card = fake.activities.values.first, card.state == "ended" { return card }
+            let ended = fake.requests.contains {
+                $0.method == "PATCH" && $0.body?["state"] == "ended" && (200..<300).contains($0.status)
+            }
+            if ended, let card = fake.activities.values.first { return card }
             try await Task.sleep(for: .milliseconds(50))
         }
         return fake.activities.values.first

@@ -9,9 +9,10 @@ struct LeadLost: Error {}
 
 /// Several instances on one PostgreSQL database (`LeadershipService` says which leads).
 ///
-/// Every instance ingests: a follower commits each delivery with `waiting` set and notifies the
-/// leader; only then does GitHub get its 2xx. The leader applies deliveries to the core (its own
-/// as they arrive, the followers' as they are notified or polled), sends to PushWard and prunes.
+/// Every instance ingests: it commits each delivery with `waiting` set and notifies the leader;
+/// only then does GitHub get its 2xx (the leader answers the same way, so no answer waits for a
+/// run's rows to be written). The leader applies the waiting deliveries to the core, oldest first,
+/// as they are notified or polled, sends to PushWard and prunes.
 /// Each leader write starts with the fence (`BridgeDatabase.holdsLead`), so a deposed leader's
 /// late write changes nothing, and each card's request is claimed before it is sent, so a new
 /// leader never crosses a request the old one had out. On SQLite none of this runs: one instance,
@@ -145,56 +146,10 @@ extension BridgeService {
 
     // MARK: Deliveries
 
-    /// Commits `deliveries` for the leader, in one transaction: each first copy waiting, each
-    /// redelivery counted, each malformed one recorded rejected (a 400 needs no leader).
+    /// Commits `deliveries` for the leader on this actor's connection: for a delivery that came
+    /// here (a lookup's observations, a group that found another instance leading).
     func queueForLeader(_ deliveries: [IncomingDelivery]) -> [IngestResult] {
-        do {
-            let results = try database.write { database -> [IngestResult] in
-                try deliveries.map { delivery in
-                    var record = DeliveryRecord(
-                        id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
-                        receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil,
-                        outcome: .applied, reason: nil, contentType: delivery.contentType, payload: delivery.body,
-                        payloadBytes: delivery.body.count)
-                    switch delivery.decoded {
-                    case .failure(let error):
-                        record.outcome = .rejected
-                        record.reason = error.description
-                        try database.insert(record, stored: delivery.storedPayload)
-                        return IngestResult(
-                            status: 400,
-                            body: [
-                                "error": "malformed_payload", "detail": .string(error.description),
-                                "delivery": .string(delivery.id),
-                            ])
-                    case .success(let event):
-                        describe(event, into: &record)
-                        guard try database.insertWaiting(record, stored: delivery.storedPayload) else {
-                            return IngestResult(
-                                status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
-                        }
-                        return IngestResult(status: 202, body: ["status": "queued", "delivery": .string(delivery.id)])
-                    }
-                }
-            }
-            for (delivery, result) in zip(deliveries, results) {
-                let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
-                metrics.add(
-                    "deliveries_total", labels: ["event": Metrics.eventLabel(delivery.event), "outcome": outcome])
-            }
-            return results
-        } catch {
-            logger.error(
-                "could not commit deliveries for the leader; GitHub is told 503 and can redeliver them",
-                ["count": .number(Double(deliveries.count)), "error": .string("\(error)")])
-            return deliveries.map { _ in
-                IngestResult(
-                    status: 503,
-                    body: [
-                        "error": "store_unavailable", "detail": "the delivery could not be stored; redeliver it later",
-                    ])
-            }
-        }
+        WaitingDeliveryCommitter.commit(deliveries, to: database, metrics: metrics, logger: logger)
     }
 
     /// Has the leader apply the waiting deliveries soon, once however often it is asked meanwhile.
@@ -206,41 +161,51 @@ extension BridgeService {
         }
     }
 
-    /// Applies what followers committed, oldest first, in groups of up to 64, each in one
-    /// transaction with the fence and the rows it changed. On the leader only.
+    /// Deliveries applied per transaction: a bigger group shares one commit among more, a smaller
+    /// one lets the answers queued meanwhile go sooner.
+    static let applyGroup = 64
+
+    /// Applies what the instances committed, oldest first: one group of up to `applyGroup` in one
+    /// transaction with the fence and the rows it changed, then, when more wait, another turn
+    /// behind whatever else is queued on the actor (the next group of answers, a dispatcher turn),
+    /// so a backlog never holds the answers up. On the leader only.
     func applyWaiting() {
         applyScheduled.store(false, ordering: .releasing)
-        while leadership != nil, leaderEpoch != nil {
-            do {
-                let applied = try database.write { database -> Int in
-                    try fence(database)
-                    let waiting = try database.waitingDeliveries(limit: 64)
-                    for stored in waiting {
-                        let delivery = IncomingDelivery(
-                            id: stored.id, event: stored.event, hookID: stored.hookID, contentType: stored.contentType,
-                            body: stored.payload ?? Data(), receivedAt: stored.receivedAt)
-                        _ = try record(delivery, waiting: true)
-                    }
-                    guard !waiting.isEmpty else { return 0 }
-                    let at = waiting.map(\.receivedAt).max() ?? 0
-                    try database.save(engine.rows(for: engine.takeChanges(), at: at), at: at)
-                    return waiting.count
+        guard leadership != nil, leaderEpoch != nil else { return }
+        do {
+            var plannedAlerts = false
+            let (applied, at) = try database.write { database -> (Int, UnixTime) in
+                try fence(database)
+                let waiting = try database.waitingDeliveries(limit: Self.applyGroup)
+                for stored in waiting {
+                    let delivery = IncomingDelivery(
+                        id: stored.id, event: stored.event, hookID: stored.hookID, contentType: stored.contentType,
+                        body: stored.payload ?? Data(), receivedAt: stored.receivedAt)
+                    _ = try record(delivery, waiting: true)
                 }
-                guard applied > 0 else { return }
-                metrics.add("deliveries_applied_from_followers_total", Double(applied))
-                wakeups.signal()
-                publishSnapshot()
-            } catch is LeadLost {
-                reloadFromStore()
-                stepDown(because: "applying deliveries found another instance leading")
-                return
-            } catch {
-                reloadFromStore()
-                logger.error(
-                    "could not apply deliveries other instances committed; trying again at the next poll",
-                    ["error": .string("\(error)")])
-                return
+                guard !waiting.isEmpty else { return (0, 0) }
+                let at = waiting.map(\.receivedAt).max() ?? 0
+                let rows = engine.rows(for: engine.takeChanges(), at: at)
+                try database.save(rows, at: at)
+                plannedAlerts = !rows.alerts.isEmpty
+                return (waiting.count, at)
             }
+            guard applied > 0 else { return }
+            if plannedAlerts { noteAlertsPlanned(at: at) }
+            logLevelChange()
+            metrics.add("deliveries_applied_total", Double(applied))
+            metrics.observe("ingest_batch_size", Double(applied), buckets: Metrics.batchBuckets)
+            wakeups.signal()
+            publishSnapshot()
+            if applied == Self.applyGroup { noteWaitingDeliveries() }
+        } catch is LeadLost {
+            reloadFromStore()
+            stepDown(because: "applying deliveries found another instance leading")
+        } catch {
+            reloadFromStore()
+            logger.error(
+                "could not apply committed deliveries; trying again at the next poll",
+                ["error": .string("\(error)")])
         }
     }
 }

@@ -12,8 +12,8 @@ extension BridgeDatabase {
 
     /// Commits `delivery` for the leader to apply (`waiting`), or counts it as a duplicate when a
     /// delivery with its id is already stored, by this instance or another: one statement decides,
-    /// so two instances receiving the same redelivery both succeed. Notifies the leader when it
-    /// was the first copy. Call inside a write transaction. Returns true for the first copy.
+    /// so two instances receiving the same redelivery both succeed. Call inside a write transaction,
+    /// and `notifyWaiting` once in it when any was a first copy. Returns true for the first copy.
     public func insertWaiting(_ delivery: DeliveryRecord, stored: PayloadCompression.Stored? = nil) throws -> Bool {
         try requirePostgres("a waiting delivery")
         let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
@@ -34,9 +34,13 @@ extension BridgeDatabase {
                 .integer(Int64(delivery.payloadBytes)), .text((payload?.encoding ?? .identity).rawValue),
             ]
         ) { $0.bool(0) ?? false }
-        guard first == true else { return false }
+        return first == true
+    }
+
+    /// Tells the leader, once the transaction commits, that deliveries wait for it (PostgreSQL
+    /// delivers a notification at commit, and one per channel and payload however often sent).
+    public func notifyWaiting() throws {
         try store.run("SELECT pg_notify(?, '')", [.text(Self.waitingDeliveriesChannel)])
-        return true
     }
 
     /// The oldest deliveries waiting for the leader, with their payloads, at most `limit`.

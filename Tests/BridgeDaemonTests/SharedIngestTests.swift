@@ -1,0 +1,59 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeStore
+import BridgeTestSupport
+import Foundation
+import Testing
+
+/// The answers of an instance on PostgreSQL, the leader too: each delivery is committed for the
+/// leader before its 2xx (`queued`), a redelivery is a duplicate, a malformed body a 400, and the
+/// leader applies what was committed afterwards, in order, leaving nothing waiting.
+@Suite("Shared database: answers", .serialized, .timeLimit(.minutes(2)))
+struct SharedIngestTests {
+    @Test("the leader answers queued once committed, and applies afterwards")
+    func leaderAnswersQueued() async throws {
+        let uri = try PostgresServer.shared().makeDatabase()
+        let daemon = try await RunningDaemon.start(TestConfiguration(database: uri))
+        defer { Task { try? await daemon.stop() } }
+        let adminPort = daemon.daemon.adminPort
+        #expect(
+            await HighAvailabilityRecoveryTests.within(15) {
+                let metrics = (try? await AlertEndToEndTests.get("/metrics", port: adminPort)) ?? ""
+                return metrics.contains("pushward_bridge_leader 1\n")
+            })
+
+        let script = RunScript(start: Date().timeIntervalSince1970 - 600)
+        let events = script.deliveries(waves: [[RunScript.Job("build (\u{202E}evil\u{0})", duration: 20)]])
+        for (index, event) in events.enumerated() {
+            let (name, body) = PayloadEncoder.encode(event)
+            let answer = try await daemon.deliver(event: name, id: "shared-\(index)", body: body)
+            #expect(answer.status == 202, "\(index): \(answer.text)")
+            #expect(answer.json?["status"] == "queued", "\(index): \(answer.text)")
+        }
+        let (name, body) = PayloadEncoder.encode(events[0])
+        let again = try await daemon.deliver(event: name, id: "shared-0", body: body)
+        #expect(again.status == 200 && again.json?["status"] == "duplicate", "\(again.text)")
+        let malformed = try await daemon.deliver(
+            event: "workflow_job", id: "shared-bad", body: Data(#"{"action": 5}"#.utf8))
+        #expect(malformed.status == 400 && malformed.json?["error"] == "malformed_payload", "\(malformed.text)")
+
+        let runID = script.runID
+        let read = { @Sendable () throws -> BridgeDatabase in
+            try BridgeDatabase(location: .postgresql(uri: uri), readOnly: true)
+        }
+        #expect(
+            try await eventually(timeout: 15) {
+                let database = try read()
+                return try database.waitingDeliveries().isEmpty
+                    && database.listRuns(limit: 5).contains { $0.key.runID == runID && $0.status == "completed" }
+            }, "every delivery applied and the run finished")
+        let database = try read()
+        for index in events.indices {
+            let stored = try #require(try database.delivery(id: "shared-\(index)"))
+            #expect(stored.outcome == .applied, "\(index): \(stored.outcome) \(stored.reason ?? "")")
+            #expect(stored.runID == runID)
+        }
+        #expect(try database.delivery(id: "shared-0")?.duplicates == 1)
+        #expect(try database.delivery(id: "shared-bad")?.outcome == .rejected)
+    }
+}
