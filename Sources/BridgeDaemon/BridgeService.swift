@@ -162,15 +162,7 @@ public actor BridgeService {
             logLevelChange()
             metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
             if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
-            // Counted per kind, once per group: a labelled series costs a lookup under a lock.
-            var counts: [[String]: Int] = [:]
-            for (delivery, result) in zip(deliveries, results) {
-                let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
-                counts[[Metrics.eventLabel(delivery.event), outcome], default: 0] += 1
-            }
-            for (kind, count) in counts {
-                metrics.add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
-            }
+            metrics.countAnswers(deliveries, results)
             publishSnapshot()
             return results
         } catch is LeadLost {

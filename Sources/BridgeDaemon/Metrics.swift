@@ -80,6 +80,19 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
+    /// Counts a group's answers in `deliveries_total` by event and outcome, once per kind: a
+    /// labelled series costs a lookup under a lock.
+    func countAnswers(_ deliveries: [IncomingDelivery], _ results: [IngestResult]) {
+        var counts: [[String]: Int] = [:]
+        for (delivery, result) in zip(deliveries, results) {
+            let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
+            counts[[Self.eventLabel(delivery.event), outcome], default: 0] += 1
+        }
+        for (kind, count) in counts {
+            add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
+        }
+    }
+
     public func describe(_ name: String, _ type: String, _ text: String) {
         lock.lock()
         help[name] = (type, text)

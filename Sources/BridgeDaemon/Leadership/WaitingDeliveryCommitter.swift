@@ -59,14 +59,7 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
                 if results.contains(where: { $0.status == 202 }) { try database.notifyWaiting() }
                 return results
             }
-            var counts: [[String]: Int] = [:]
-            for (delivery, result) in zip(deliveries, results) {
-                let outcome = result.body["status"]?.stringValue ?? result.body["error"]?.stringValue ?? "unknown"
-                counts[[Metrics.eventLabel(delivery.event), outcome], default: 0] += 1
-            }
-            for (kind, count) in counts {
-                metrics.add("deliveries_total", Double(count), labels: ["event": kind[0], "outcome": kind[1]])
-            }
+            metrics.countAnswers(deliveries, results)
             return results
         } catch {
             logger.error(
