@@ -94,7 +94,8 @@ sanitize-suite:
 	exit $$status
 
 # The systemd units must verify without warnings and rate "OK" (exposure ≤ 2.0) in
-# `systemd-analyze security`. The unit names the installed binary; the check points it at the
+# `systemd-analyze security`, the service also with the HA drop-in (deploy/pushward-bridge-ha.conf)
+# appended, as systemd merges it. The unit names the installed binary; the check points it at the
 # build so `verify` can see an executable.
 check-units:
 	@command -v systemd-analyze >/dev/null || { SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
@@ -103,10 +104,14 @@ check-units:
 	sed "s#/usr/local/bin/pushward-bridge#$(CURDIR)/.build/debug/pushward-bridge#" \
 		deploy/pushward-bridge.service > $$dir/pushward-bridge.service; \
 	cp deploy/pushward-bridge.socket $$dir/; \
-	out=$$(systemd-analyze verify $$dir/pushward-bridge.service $$dir/pushward-bridge.socket 2>&1); \
+	cat $$dir/pushward-bridge.service deploy/pushward-bridge-ha.conf > $$dir/pushward-bridge-ha.service; \
+	out=$$(systemd-analyze verify $$dir/pushward-bridge.service $$dir/pushward-bridge.socket \
+		$$dir/pushward-bridge-ha.service 2>&1); \
 	if [ -n "$$out" ]; then echo "$$out"; echo "systemd-analyze verify: warnings"; rm -rf $$dir; exit 1; fi; \
-	systemd-analyze security --offline=yes --threshold=20 $$dir/pushward-bridge.service | tail -1; \
-	status=$$?; rm -rf $$dir; exit $$status
+	for unit in pushward-bridge pushward-bridge-ha; do \
+		systemd-analyze security --offline=yes --threshold=20 $$dir/$$unit.service | tail -1 || { rm -rf $$dir; exit 1; }; \
+	done; \
+	rm -rf $$dir
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
