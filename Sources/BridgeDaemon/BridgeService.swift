@@ -517,6 +517,9 @@ public actor BridgeService {
     /// Lets the core drop finished runs and idle ended cards (`BridgeEngine.forget`): storage keeps
     /// them and a delivery that needs one reads it back, so memory follows the work in flight.
     public func forgetFinished(at now: UnixTime) {
+        // A follower's engine is what it loaded at start and never moves: its runs would all look
+        // abandoned one day, and their release is the leader's to write (the fence refuses it).
+        guard leadership == nil || leaderEpoch != nil else { return }
         engine.forget(at: now)
         // Abandoned runs were released: written now, let go of on the next pass.
         persistChanges(at: now)

@@ -56,4 +56,27 @@ struct SharedIngestTests {
         #expect(try database.delivery(id: "shared-0")?.duplicates == 1)
         #expect(try database.delivery(id: "shared-bad")?.outcome == .rejected)
     }
+
+    @Test("a follower leaves the engine it loaded alone: no write, no error, however old its runs grow")
+    func followerForgetsNothing() async throws {
+        let uri = try PostgresServer.shared().makeDatabase()
+        let database = try BridgeDatabase(location: .postgresql(uri: uri))
+        let start = Date().timeIntervalSince1970
+        var engine = BridgeEngine()
+        let script = RunScript(start: start)
+        for event in script.deliveries(waves: [[RunScript.Job("build")]], complete: false) {
+            _ = engine.receive(event, at: start)
+        }
+        #expect(!engine.runs.isEmpty, "the run is in the engine, in progress")
+        let lines = LineLog()
+        let service = BridgeService(
+            database: database, engine: engine, configuration: BridgeConfiguration(),
+            logger: Logger(label: "test", minimumLevel: .debug, sink: { lines.append($0) }))
+        // Never led: every run it holds is past GitHub's longest run, which a leader would release.
+        await service.forgetFinished(at: start + BridgeEngine.abandonedAfter + 86_400)
+        await service.forgetFinished(at: start + BridgeEngine.abandonedAfter + 86_430)
+        #expect(!lines.all.contains { $0.contains("\"level\":\"error\"") }, "\(lines.all)")
+        let reader = try BridgeDatabase(location: .postgresql(uri: uri), readOnly: true)
+        #expect(try reader.listRuns(limit: 5).isEmpty, "a follower wrote what only the leader writes")
+    }
 }
