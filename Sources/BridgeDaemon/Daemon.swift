@@ -77,8 +77,13 @@ public final class Daemon: @unchecked Sendable {
                 logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
             }
         let now = Date().timeIntervalSince1970
-        let engine = try database.loadEngine(
-            settings: configuration.engineSettings, filter: configuration.filter, at: now)
+        // Several instances: the engine is read from the database when this instance takes the
+        // lead; one that follows holds none, so its start and memory cost nothing of the runs in
+        // flight, and its gauges say nothing of runs it does not apply.
+        let engine =
+            shared
+            ? BridgeEngine(settings: configuration.engineSettings, filter: configuration.filter)
+            : try database.loadEngine(settings: configuration.engineSettings, filter: configuration.filter, at: now)
         Self.interruptCutOffPresses(database, logger: logger, at: now)
         // Several instances: deliveries are committed for the leader and answered on a connection
         // of their own, so no answer waits behind the leader's applying (`WaitingDeliveryCommitter`).

@@ -55,6 +55,22 @@ struct SharedIngestTests {
         }
         #expect(try database.delivery(id: "shared-0")?.duplicates == 1)
         #expect(try database.delivery(id: "shared-bad")?.outcome == .rejected)
+
+        // A second instance started with a run in flight follows and holds none of it: the
+        // leader's engine is the one that applies.
+        let inFlight = RunScript(runID: 9_100, start: Date().timeIntervalSince1970 - 60, firstJobID: 60_000)
+        for (index, event) in inFlight.deliveries(waves: [[RunScript.Job("lint")]], complete: false).enumerated() {
+            let (name, body) = PayloadEncoder.encode(event)
+            #expect(try await daemon.deliver(event: name, id: "in-flight-\(index)", body: body).status == 202)
+        }
+        #expect(try await eventually(timeout: 15) { try read().waitingDeliveries().isEmpty })
+        let follower = try await RunningDaemon.start(TestConfiguration(database: uri))
+        defer { Task { try? await follower.stop() } }
+        let followerMetrics = try await AlertEndToEndTests.get("/metrics", port: follower.daemon.adminPort)
+        #expect(followerMetrics.contains("pushward_bridge_leader 0\n"))
+        #expect(followerMetrics.contains("pushward_bridge_runs_held 0\n"), "\(followerMetrics.prefix(2_000))")
+        let leaderMetrics = try await AlertEndToEndTests.get("/metrics", port: adminPort)
+        #expect(!leaderMetrics.contains("pushward_bridge_runs_held 0\n"), "the leader holds the run in flight")
     }
 
     @Test("a follower leaves the engine it loaded alone: no write, no error, however old its runs grow")
