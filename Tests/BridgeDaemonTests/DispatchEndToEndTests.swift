@@ -129,6 +129,17 @@ struct DispatchEndToEndTests {
         let before = fake.requests.count
         for event in second.deliveries(waves: Self.waves) {
             #expect(try await bridge.deliver(event) == 202)
+            // The second step's start reaches PushWard before the rest arrives. Delivered in one
+            // burst, the whole run could be applied before the dispatcher's next turn, leaving no
+            // frame in between to carry a window (this test failed so on a loaded machine).
+            if case .workflowJob(let job) = event, job.action == "in_progress", job.job.name == "test (a)" {
+                #expect(
+                    await Self.eventually {
+                        fake.requests.dropFirst(before).contains {
+                            $0.method == "PATCH" && $0.body?["content"]?["current_step"] == 2
+                        }
+                    }, "the second step's frame was sent")
+            }
         }
         #expect(
             await Self.eventually { Self.finalCard(fake)?.state == "ended" && fake.requests.count > before + 3 })
