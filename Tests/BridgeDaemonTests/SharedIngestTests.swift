@@ -36,6 +36,10 @@ struct SharedIngestTests {
         let malformed = try await daemon.deliver(
             event: "workflow_job", id: "shared-bad", body: Data(#"{"action": 5}"#.utf8))
         #expect(malformed.status == 400 && malformed.json?["error"] == "malformed_payload", "\(malformed.text)")
+        // GitHub redelivers it (the same id): a duplicate like any other, not a failed commit.
+        let redelivered = try await daemon.deliver(
+            event: "workflow_job", id: "shared-bad", body: Data(#"{"action": 5}"#.utf8))
+        #expect(redelivered.status == 200 && redelivered.json?["status"] == "duplicate", "\(redelivered.text)")
 
         let runID = script.runID
         let read = { @Sendable () throws -> BridgeDatabase in
@@ -55,6 +59,7 @@ struct SharedIngestTests {
         }
         #expect(try database.delivery(id: "shared-0")?.duplicates == 1)
         #expect(try database.delivery(id: "shared-bad")?.outcome == .rejected)
+        #expect(try database.delivery(id: "shared-bad")?.duplicates == 1)
 
         // A second instance started with a run in flight follows and holds none of it: the
         // leader's engine is the one that applies.

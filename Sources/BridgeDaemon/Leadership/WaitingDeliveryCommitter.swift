@@ -48,11 +48,13 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
 
     /// Commits `deliveries` for the leader in one transaction: each first copy waiting, each
     /// redelivery counted as a duplicate, each malformed one recorded rejected (a 400 needs no
-    /// leader); then one notification, so the leader applies them at once. A failed commit answers
-    /// 503 for the group, which GitHub redelivers.
+    /// leader); then one notification, so the leader applies them at once. When the group's commit
+    /// fails, each delivery is tried again alone (as `BridgeService.ingest` does), so only one the
+    /// store cannot take gets a 503, which GitHub redelivers.
     static func commit(
         _ deliveries: [IncomingDelivery], to database: BridgeDatabase, metrics: Metrics, logger: Logger
     ) -> [IngestResult] {
+        guard !deliveries.isEmpty else { return [] }
         do {
             let results = try database.write { database -> [IngestResult] in
                 let results = try deliveries.map { try commit($0, to: database) }
@@ -62,9 +64,15 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
             metrics.countAnswers(deliveries, results)
             return results
         } catch {
+            if deliveries.count > 1 {
+                logger.warning(
+                    "could not commit a group of deliveries for the leader; committing each alone",
+                    ["count": .number(Double(deliveries.count)), "error": .string("\(error)")])
+                return deliveries.map { commit([$0], to: database, metrics: metrics, logger: logger)[0] }
+            }
             logger.error(
-                "could not commit deliveries for the leader; GitHub is told 503 and can redeliver them",
-                ["count": .number(Double(deliveries.count)), "error": .string("\(error)")])
+                "could not commit a delivery for the leader; GitHub is told 503 and can redeliver it",
+                ["github.delivery": .string(deliveries[0].id), "error": .string("\(error)")])
             return deliveries.map { _ in
                 IngestResult(
                     status: 503,
@@ -83,6 +91,12 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
             payloadBytes: delivery.body.count)
         switch delivery.decoded {
         case .failure(let error):
+            // A malformed delivery is stored as rejected, not waiting; its redelivery (the same id)
+            // is a duplicate like any other, where a second insert would fail the whole group.
+            if try database.hasDelivery(delivery.id) {
+                try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
+                return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
+            }
             record.outcome = .rejected
             record.reason = error.description
             try database.insert(record, stored: delivery.storedPayload)
