@@ -61,6 +61,9 @@ public final class Metrics: @unchecked Sendable {
             "Requests answered 503 because bodies not yet verified held the whole body budget.")
         describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")
         describe("ingest_batch_size", "histogram", "Deliveries committed together in one transaction (group commit).")
+        describe(
+            "deliveries_applied_total", "counter",
+            "Deliveries the leader applied after an instance committed them (several instances on PostgreSQL).")
         describe("pushward_requests_total", "counter", "Requests to PushWard by kind and status (none: no answer).")
         describe("pushward_retries_total", "counter", "Requests that failed and will be retried.")
         describe("pushward_request_latency_seconds", "histogram", "PushWard request round trips.")
