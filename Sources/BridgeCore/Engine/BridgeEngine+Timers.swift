@@ -21,10 +21,16 @@ extension BridgeEngine {
     /// The earliest time after `now` at which something is due: a completion by grace, or a card's
     /// recorded time (end frame, throttle window, retry, end, heartbeat), or the dispatch gate's
     /// reopening. Nil when nothing is. Cheap: it reads what `decide` recorded, deciding nothing.
+    /// The dispatcher asks after every group commit, so it walks the recorded times in place: copying
+    /// them into arrays first cost 3 % of the daemon's CPU with some thousands of cards in flight.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        var times = Array(completionDue.values) + Array(slugDue.values)
-        if let blocked = gate.blockedUntil(at: now) { times.append(blocked) }
-        return times.filter { $0 > now }.min()
+        var earliest = gate.blockedUntil(at: now).flatMap { $0 > now ? $0 : nil }
+        func consider(_ time: UnixTime) {
+            if time > now, earliest.map({ time < $0 }) ?? true { earliest = time }
+        }
+        for time in completionDue.values { consider(time) }
+        for time in slugDue.values { consider(time) }
+        return earliest
     }
 
     /// When a run with every job finished counts as finished without its `completed` delivery.
