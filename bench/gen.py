@@ -6,6 +6,13 @@ GitHub sends them) with the run id, job ids, job names, run number and repositor
 deliveries spread over many runs and repositories. Every request carries a unique
 X-GitHub-Delivery and X-Hub-Signature-256 = sha256=HMAC-SHA256(secret, body).
 
+X-GitHub-Delivery is shaped as GitHub's are (--delivery-ids github, the default): a version-1 UUID,
+whose first field is the low 32 bits of a 100 ns clock, so ids sent one after another sort next to
+each other and a database's delivery index is written in a sweep that goes round every 7 minutes.
+The recorded deliveries in ../shared/fixtures show it (16056910-a6ff-11f0-..., a2ca94b0-9c65-11ef-...).
+--delivery-ids random gives version-5 UUIDs instead, scattered over the whole index: a worst case that
+GitHub does not send, kept to compare with.
+
 Per run (11 deliveries): workflow_run requested; for each of 3 jobs (lint, build, test)
 workflow_job queued, in_progress, completed; workflow_run completed. Runs are interleaved: a window
 of --active runs is in flight at once and the next delivery comes from a random one of them
@@ -40,6 +47,36 @@ RUN_ID_BASE = 7_000_000_000
 JOB_ID_BASE = 30_000_000_000
 REPO_ID_BASE = 900_000_000
 NAMESPACE = uuid.UUID("6f1c2f0e-7d1b-4a8e-9a53-3b1f5c2d9e10")
+# 2026-12-01T00:00:00Z on the version-1 UUID clock (100 ns ticks since 1582-10-15).
+GITHUB_ID_EPOCH = (1_796_083_200 * 10_000_000) + 0x01B21DD213814000
+# Clock ticks between a run's first delivery and the next run's: 1 ms a delivery, room for 16.
+GITHUB_ID_RUN_TICKS = 16 * 10_000
+
+
+def delivery_id(org, run_index, position, style="github"):
+    """A unique X-GitHub-Delivery per (org, run, position): pools with other --first-run or --org
+    values never collide, so several can be replayed against one database.
+
+    "github": a version-1 UUID whose clock is the run's index (1 ms a delivery) and whose node and
+    clock sequence come from the org, as GitHub's are time-based; "random": a version-5 UUID."""
+    if style == "random":
+        return str(uuid.uuid5(NAMESPACE, f"{org}.{run_index}.{position}"))
+    ticks = GITHUB_ID_EPOCH + run_index * GITHUB_ID_RUN_TICKS + position * 10_000
+    origin = int.from_bytes(hashlib.sha256(org.encode()).digest()[:8], "big")
+    node = (origin & 0xFFFF_FFFF_FFFF) | 0x0100_0000_0000  # the multicast bit: not a real MAC
+    clock_sequence = (origin >> 48) & 0x3FFF
+    return str(
+        uuid.UUID(
+            fields=(
+                ticks & 0xFFFF_FFFF,
+                (ticks >> 32) & 0xFFFF,
+                ((ticks >> 48) & 0x0FFF) | 0x1000,
+                0x80 | (clock_sequence >> 8),
+                clock_sequence & 0xFF,
+                node,
+            )
+        )
+    )
 
 
 def compact(value):
@@ -144,7 +181,7 @@ def scale_templates():
     return out
 
 
-def run_deliveries(run_index, repos, org="bench-org"):
+def run_deliveries(run_index, repos, org="bench-org", ids="github"):
     """The (event, shape, fields, delivery id) of one run's deliveries, in the order GitHub sends them."""
     repo = run_index % repos
     fields = {
@@ -162,11 +199,7 @@ def run_deliveries(run_index, repos, org="bench-org"):
             job_fields["@JOBNAME@"] = job_name
             out.append(("workflow_job", f"job.{action}", job_fields))
     out.append(("workflow_run", "run.completed", fields))
-    # A stable, unique X-GitHub-Delivery per (org, run, position): pools with other --first-run or
-    # --org values never collide, so several can be replayed against one database.
-    return [
-        (event, shape, f, str(uuid.uuid5(NAMESPACE, f"{org}.{run_index}.{i}"))) for i, (event, shape, f) in enumerate(out)
-    ]
+    return [(event, shape, f, delivery_id(org, run_index, i, ids)) for i, (event, shape, f) in enumerate(out)]
 
 
 def fill(template, fields):
@@ -193,6 +226,12 @@ def main():
     parser.add_argument(
         "--first-run", type=int, default=0, help="index of the first run (another pool for the same database)"
     )
+    parser.add_argument(
+        "--delivery-ids",
+        choices=["github", "random"],
+        default="github",
+        help="X-GitHub-Delivery shape: time-based as GitHub's (default) or random (a worst case)",
+    )
     args = parser.parse_args()
     if args.scale_templates:
         with open(args.scale_templates, "w", encoding="utf-8") as handle:
@@ -215,7 +254,7 @@ def main():
         out.write(b"PWBPOOL1\n")
         while written < args.count:
             while len(active) < args.active:
-                active.append([run_deliveries(next_run, args.repos, args.org), 0])
+                active.append([run_deliveries(next_run, args.repos, args.org, args.delivery_ids), 0])
                 next_run += 1
             slot = rng.randrange(len(active))
             deliveries, cursor = active[slot]

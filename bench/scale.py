@@ -33,7 +33,9 @@ Settings (environment), defaults in brackets:
   BENCH_SCALE_SOAK_RATE   soak deliveries/s [200]
   BENCH_SCALE_SAMPLE      seconds between soak samples [1; 60 for bench-scale-soak]
   BENCH_SCALE_RATE        latency: fixed rate, deliveries/s [1000]
-  BENCH_SCALE_DURATION    latency: measured seconds after 2 s of warm-up [10]
+  BENCH_SCALE_DURATION    latency: measured seconds after 2 s of warm-up [30]
+  BENCH_SCALE_IDS         latency: X-GitHub-Delivery shape, github (time-based, as GitHub's) or
+                          random (scattered over the whole index, a worst case) [github]
   BENCH_SCALE_SETTLE      latency: seconds between /readyz and the load, for the start's own
                           work (the dispatcher's first turn over every live card) to finish [5]
   BENCH_SCALE_SIM_DAYS    simulated days [90]
@@ -58,6 +60,7 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -90,7 +93,8 @@ SOAK_RATE = setting("BENCH_SCALE_SOAK_RATE", 200.0)
 SAMPLE = setting("BENCH_SCALE_SAMPLE", 60.0 if LONG else 1.0)
 WARM = setting("BENCH_SCALE_WARM", 120.0)
 RATE = setting("BENCH_SCALE_RATE", 1000)
-DURATION = setting("BENCH_SCALE_DURATION", 10)
+DURATION = setting("BENCH_SCALE_DURATION", 30)
+IDS = ENV.get("BENCH_SCALE_IDS", "github")
 SETTLE = setting("BENCH_SCALE_SETTLE", 5.0)
 SIM_DAYS = setting("BENCH_SCALE_SIM_DAYS", 90)
 SIM_PER_DAY = setting("BENCH_SCALE_SIM_PER_DAY", 10_000)
@@ -438,20 +442,55 @@ def measure_soak(work, database, fake_port):
     return dict({k: median([r[k] for r in runs]) for k in keys}, runs=runs)
 
 
+# The tables holding a repository's runs, deliveries, cards and what was sent, and their column.
+LATENCY_TABLES = (("deliveries", "repository"), ("jobs", "repository"), ("runs", "repository"),
+                  ("step_history", "repository"), ("pushes", "repository"), ("activities", "owner_repository"),
+                  ("alerts", "repository"), ("actions", "repository"), ("action_tokens", "repository"))
+
+
+def forget_latency_rows(database, prefix="latency-"):
+    """Deletes what latency repetitions wrote to the filled database (their owners start with
+    `prefix`; the fill's are `scale-org`), so each repetition starts from the filled state and not
+    from the runs and cards earlier ones left in flight: a load cut off after 30 s leaves about 300
+    runs and 300 cards not finished, which the next start loads as work in flight. Without this the
+    filled side held 25 times the empty side's work in flight after 20 repetitions (7,767 runs,
+    7,368 cards). The pages the rows filled are given back to the file (`incremental_vacuum`), so the
+    next start does not find them on its free list, which the daemon would then vacuum, and new rows
+    would be scattered over, while it is measured. Returns the rows deleted."""
+    low, high = prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    deleted = 0
+    connection = sqlite3.connect(database, timeout=60)
+    try:
+        free_before = connection.execute("PRAGMA freelist_count").fetchone()[0]
+        with connection:
+            for table, column in LATENCY_TABLES:
+                cursor = connection.execute(f"DELETE FROM {table} WHERE {column} >= ? AND {column} < ?", (low, high))
+                deleted += cursor.rowcount
+        freed = connection.execute("PRAGMA freelist_count").fetchone()[0] - free_before
+        if freed > 0:
+            connection.executescript(f"PRAGMA incremental_vacuum({freed});")
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    finally:
+        connection.close()
+    return deleted
+
+
 def measure_latency(work, database):
-    say(f"== latency: ack at a fixed {RATE}/s (client.c, open loop), filled vs empty, alternating ({REPS} each)")
+    say(f"== latency: ack at a fixed {RATE}/s (client.c, open loop), filled vs empty, alternating ({REPS} each), "
+        f"{IDS} delivery ids")
     client = work / "client"
     subprocess.run([ENV.get("CC", "gcc"), "-O2", "-o", str(client), str(ROOT / "bench" / "client.c"), "-lm"],
                    check=True)
     count = int(RATE * (DURATION + 2) * 1.2) + 1000
     base = random.randrange(10**8)
+    say(f"   deleted {forget_latency_rows(database)} rows that earlier latency runs left in the filled database")
     results = {"filled": [], "empty": []}
     for index in range(REPS):
         pool = work / f"pool-{index}.bin"
         subprocess.run(
             [sys.executable, str(ROOT / "bench" / "gen.py"), "--out", str(pool), "--count", str(count), "--secret",
              SECRET, "--repos", str(REPOS), "--org", f"latency-{os.getpid()}-{index}",
-             "--first-run", str(base + index * count)],
+             "--first-run", str(base + index * count), "--delivery-ids", IDS],
             check=True, stdout=subprocess.DEVNULL)
         empty = work / f"empty-{index}.sqlite"
         for kind, path in (("filled", database), ("empty", empty)):
@@ -469,6 +508,8 @@ def measure_latency(work, database):
                     check=True, stdout=subprocess.PIPE, text=True).stdout
             finally:
                 daemon.stop()
+            if kind == "filled":
+                forget_latency_rows(database)
             run = json.loads(output)
             results[kind].append(run)
             latency = run["latency_ms"]
@@ -530,7 +571,7 @@ def main():
         if not (BIN / name).exists():
             raise SystemExit(f"bench-scale: no {BIN / name} (run: swift build -c release)")
     work = Path(tempfile.mkdtemp(prefix="pushward-scale."))
-    report = {"settings": {"runs": RUNS, "repos": REPOS, "days": DAYS, "reps": REPS, "soak_s": SOAK,
+    report = {"settings": {"runs": RUNS, "repos": REPOS, "days": DAYS, "reps": REPS, "soak_s": SOAK, "ids": IDS,
                            "soak_rate": SOAK_RATE, "rate": RATE, "parts": sorted(PARTS), "fake_pushward": FAKE},
               "machine": {"cpus": os.cpu_count(), "load_before": os.getloadavg()}}
     try:

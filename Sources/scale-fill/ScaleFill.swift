@@ -191,7 +191,7 @@ struct ScaleFill {
             for item in due {
                 now = max(now, item.time)
                 let body = templates[item.shape]!.fill(item.values)
-                let id = Self.deliveryID(item.order)
+                let id = Self.deliveryID(item.order, at: item.time)
                 group.append(
                     IncomingDelivery(
                         id: id, event: item.event, hookID: "424242", contentType: "application/json",
@@ -285,9 +285,24 @@ struct ScaleFill {
         return z ^ (z >> 31)
     }
 
-    static func deliveryID(_ order: Int) -> String {
-        let hex = String(order, radix: 16)
-        return "5ca1e000-0000-4000-8000-" + String(repeating: "0", count: max(0, 12 - hex.count)) + hex
+    /// A version-1 UUID, as GitHub's `X-GitHub-Delivery` is: the clock is the delivery's time (100 ns
+    /// ticks since 1582-10-15) and the node its order, so every id is unique and a year of them is
+    /// spread over the whole `deliveries` key as GitHub's would be (the clock's low 32 bits come
+    /// first and go round every 7 minutes). Ids that all shared one prefix filled a corner of the key,
+    /// and new deliveries then landed in an index as small as an empty database's.
+    static func deliveryID(_ order: Int, at time: UnixTime) -> String {
+        let ticks = UInt64(time * 10_000_000) &+ 0x01B2_1DD2_1381_4000
+        let node = UInt64(order) & 0xFFFF_FFFF_FFFF | 0x0100_0000_0000
+        let clockSequence = 0x8000 | UInt64(order >> 48 & 0x3FFF)
+        return [
+            hex(ticks & 0xFFFF_FFFF, digits: 8), hex(ticks >> 32 & 0xFFFF, digits: 4),
+            hex(ticks >> 48 & 0x0FFF | 0x1000, digits: 4), hex(clockSequence, digits: 4), hex(node, digits: 12),
+        ].joined(separator: "-")
+    }
+
+    static func hex(_ value: UInt64, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
     static func padded(_ value: Int) -> String {
