@@ -224,9 +224,11 @@ public final class HTTPServer: @unchecked Sendable {
         context.liveRequestStates
     }
 
-    /// Stops the server; safe to call more than once and from any thread except the handler's
-    /// (stopping joins libmicrohttpd's threads, and a handler runs on one of them). A call made
-    /// while another is stopping the server waits for it; later calls return at once.
+    /// Stops the server; safe to call more than once and from any thread. A call made while another
+    /// is stopping the server waits for it; later calls return at once. Called from inside the
+    /// handler (an owner's `deinit` run there because the handler held its last reference), it
+    /// returns at once and the stop runs on another thread: stopping joins libmicrohttpd's threads,
+    /// the handler runs on one of them, and libmicrohttpd aborts a daemon stopped from its own thread.
     ///
     /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
     /// lets requests already begun finish — being handled, or still being received, which
@@ -236,6 +238,10 @@ public final class HTTPServer: @unchecked Sendable {
     /// remaining connections and the listening socket. New connections fail once it returns; during the
     /// drain they wait in the kernel backlog and are reset when the socket closes.
     public func stop(drainTimeout: Double = 0, answerTimeout: Double = 10) {
+        if HandlerThread.isRunning(for: context) {
+            DispatchQueue.global().async { self.stop(drainTimeout: drainTimeout, answerTimeout: answerTimeout) }
+            return
+        }
         lock.withLock {
             guard let stopping = daemon else { return }
             // Returns the listening socket, which libmicrohttpd then leaves to us to close, after

@@ -164,7 +164,7 @@ func pwbHandleRequest(
     let responder = HTTPResponder(connection: connection, context: server)
     state.responder = responder
     server.handing(responder)
-    server.handler(request, responder)
+    HandlerThread.run(for: server) { server.handler(request, responder) }
     // The handler verified (or refused) the body before returning; from here it is the
     // handler's to hold, and it no longer counts against the budget for unverified bodies.
     state.releaseBodyBudget()

@@ -503,6 +503,28 @@ struct HTTPServerTests {
         #expect(server.requestsInFlight == 0)
     }
 
+    @Test("stop() called from inside the handler answers the request, then stops the server")
+    func stopFromHandler() throws {
+        // An owner whose deinit stops its server, released by the handler that held its last
+        // reference, calls stop() on a libmicrohttpd thread; joining that thread aborted the process.
+        final class Box: @unchecked Sendable { var server: HTTPServer? }
+        let box = Box()
+        let log = RequestLog()
+        let server = try makeServer { request in
+            log.record(request)
+            box.server?.stop()
+            return .json(200, ["stopping": true])
+        }
+        box.server = server
+        let port = server.port
+        #expect(try RawHTTPClient.request(port: port).status == 200)
+        // The stop runs on another thread once the handler returned; a later stop() waits for it.
+        server.stop()
+        _ = try? RawHTTPClient.request(port: port)
+        #expect(log.all.count == 1, "a stopped server took a request")
+        #expect(server.requestsInFlight == 0)
+    }
+
     @Test("stop(drainTimeout:) lets a request in its handler finish")
     func stopDrains() throws {
         let entered = DispatchSemaphore(value: 0)
