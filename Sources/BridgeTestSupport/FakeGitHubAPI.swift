@@ -91,8 +91,10 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         self.credentials = credentials
         self.webhookURL = webhookURL
         rateLimit.reset = Date().timeIntervalSince1970 + 3_600
+        // Weak: a request racing the fake's release (its deinit stops the server, on another thread
+        // when a handler held the last reference) is told 503 instead of reaching a freed fake.
         let server = try HTTPServer(configuration: HTTPServer.Configuration(listen: "127.0.0.1:0")) {
-            [unowned self] request in self.handle(request)
+            [weak self] request in self?.handle(request) ?? .json(503, ["message": "stopping"])
         }
         self.server = server
         port = server.port

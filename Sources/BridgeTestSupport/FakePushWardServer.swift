@@ -74,8 +74,10 @@ public final class FakePushWardServer: @unchecked Sendable {
     /// Starts (again) on the same port after `stop()`: PushWard "comes back".
     public func start(port requested: Int? = nil) throws {
         let configuration = HTTPServer.Configuration(listen: "127.0.0.1:\(requested ?? port)")
-        let server = try HTTPServer(configuration: configuration) { [unowned self] request in
-            self.handle(request)
+        // Weak: a request racing the fake's release (its deinit stops the server, on another thread
+        // when a handler held the last reference) is told 503 instead of reaching a freed fake.
+        let server = try HTTPServer(configuration: configuration) { [weak self] request in
+            self?.handle(request) ?? .json(503, ["error": "stopping"])
         }
         lock.lock()
         self.server = server
