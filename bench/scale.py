@@ -603,8 +603,8 @@ def main():
                 report["start"] = measure_start(work, database)
             if "reads" in PARTS:
                 report["reads"] = measure_reads(work, database)
-            # Latency before the soak: the soak adds 120,000 deliveries a run with random ids, and the
-            # filled database is to be measured as filled, not after another part's load.
+            # Latency before the soak: the soak adds 120,000 deliveries a run (of an owner the latency
+            # clean-up does not remove), and the filled database is to be measured as filled.
             if "latency" in PARTS:
                 report["latency"] = measure_latency(work, database)
             if "soak" in PARTS:
