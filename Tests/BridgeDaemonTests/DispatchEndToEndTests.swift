@@ -129,10 +129,12 @@ struct DispatchEndToEndTests {
         let before = fake.requests.count
         for event in second.deliveries(waves: Self.waves) {
             #expect(try await bridge.deliver(event) == 202)
-            // The second step's start reaches PushWard before the rest arrives. Delivered in one
-            // burst, the whole run could be applied before the dispatcher's next turn, leaving no
-            // frame in between to carry a window (this test failed so on a loaded machine).
-            if case .workflowJob(let job) = event, job.action == "in_progress", job.job.name == "test (a)" {
+            // The second step reaches PushWard while its jobs are queued, before any of them
+            // starts. The run is scripted minutes in the past, so only a step not yet started
+            // (its window counts from when it is sent) has time left to count down; a step frame
+            // sent after a job's start in the past carries no window. Waiting later, after the
+            // first start, failed so on a loaded machine: the dispatcher's turn came after it.
+            if case .workflowJob(let job) = event, job.action == "queued", job.job.name == "test (b)" {
                 #expect(
                     await Self.eventually {
                         fake.requests.dropFirst(before).contains {
