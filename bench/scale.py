@@ -130,6 +130,17 @@ def rss_kb(pid, field="VmRSS"):
     return None
 
 
+def disk_io(pid):
+    """(bytes read from disk, bytes written) by the process so far, from /proc/PID/io; page-cache
+    hits are not reads, and writes count when they reach the block layer's queue."""
+    fields = {}
+    with open(f"/proc/{pid}/io") as io:
+        for line in io:
+            name, _, value = line.partition(":")
+            fields[name] = int(value)
+    return fields["read_bytes"], fields["write_bytes"]
+
+
 def file_size(path):
     try:
         return os.path.getsize(path)
@@ -506,15 +517,18 @@ def measure_latency(work, database):
                      str(RATE), "--connections", "32", "--warmup", "2", "--duration", str(DURATION),
                      "--drain", "30", "--pid", str(daemon.process.pid)],
                     check=True, stdout=subprocess.PIPE, text=True).stdout
+                read_bytes, written_bytes = disk_io(daemon.process.pid)
             finally:
                 daemon.stop()
             if kind == "filled":
                 forget_latency_rows(database)
             run = json.loads(output)
+            run["disk_read_bytes"], run["disk_written_bytes"] = read_bytes, written_bytes
             results[kind].append(run)
             latency = run["latency_ms"]
             say(f"   {kind:6} #{index + 1}: p50 {latency['median']:.2f} ms, p99 {latency['p99']:.2f} ms, "
-                f"max {latency['max']:.1f} ms, {run['throughput_rps']:.0f}/s")
+                f"max {latency['max']:.1f} ms, {run['throughput_rps']:.0f}/s; the daemon read "
+                f"{read_bytes / 1e6:.0f} MB from disk and wrote {written_bytes / 1e6:.0f} MB")
         for suffix in ("", "-wal", "-shm"):
             Path(str(empty) + suffix).unlink(missing_ok=True)
         pool.unlink()
