@@ -27,8 +27,9 @@ extension BridgeDatabase {
             RETURNING xmax = 0
             """,
             [
-                .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
-                .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
+                .text(DeliveryKey.stored(delivery.id)), .string(delivery.hookID), .text(delivery.event),
+                .string(delivery.action), .real(delivery.receivedAt), .string(delivery.repository),
+                .int(delivery.runID),
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
                 .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .text((payload?.encoding ?? .identity).rawValue),
@@ -57,16 +58,18 @@ extension BridgeDatabase {
     /// Records what the leader made of a waiting delivery (its outcome, reason and run) and that it
     /// no longer waits. Call in the transaction that saves what applying it changed.
     public func markApplied(_ delivery: DeliveryRecord) throws {
+        // A delivery left waiting by a build before the time-ordered ids has its id as sent.
+        let forms = try storedForms(of: delivery.id, always: true)
         try store.run(
             """
             UPDATE deliveries SET waiting = false, outcome = ?, reason = ?, action = ?, repository = ?, run_id = ?,
                 run_attempt = ?
-            WHERE id = ? AND waiting
+            WHERE id IN (\(Self.placeholders(forms.count))) AND waiting
             """,
             [
                 .text(delivery.outcome.rawValue), .string(delivery.reason), .string(delivery.action),
-                .string(delivery.repository), .int(delivery.runID), .int(delivery.runAttempt), .text(delivery.id),
-            ])
+                .string(delivery.repository), .int(delivery.runID), .int(delivery.runAttempt),
+            ] + forms.map { .text($0) })
     }
 
     /// The fence of a leader write: true when `epoch` is still the leadership's, and then the row is

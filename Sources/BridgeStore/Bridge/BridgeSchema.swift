@@ -362,5 +362,19 @@ public enum BridgeSchema {
             sql: """
                 ALTER TABLE activities DROP COLUMN acknowledged;
                 """),
+        // Delivery ids are stored time-ordered from now on (`DeliveryKey`); the rows already there
+        // keep theirs as sent, since rewriting a month of ids would rewrite every page of the
+        // table. What is remembered is when the newest of them arrived: only a version-1 id made
+        // before that can be in a row as sent, so only a redelivery of one of them looks twice.
+        Migration(
+            name: "store delivery ids in time order",
+            sql: """
+                CREATE TABLE delivery_id_layout (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    unordered_before REAL NOT NULL
+                );
+                INSERT INTO delivery_id_layout (id, unordered_before)
+                SELECT 1, coalesce(max(received_at), 0) FROM deliveries;
+                """),
     ]
 }

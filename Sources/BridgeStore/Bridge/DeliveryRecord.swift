@@ -57,14 +57,42 @@ public struct DeliveryRecord: Sendable, Equatable {
 extension BridgeDatabase {
     /// True when a delivery with this id was recorded before (GitHub repeats the id on redelivery).
     public func hasDelivery(_ id: String) throws -> Bool {
-        try store.queryOne("SELECT 1 FROM deliveries WHERE id = ?", [.text(id)]) { _ in true } ?? false
+        let forms = try storedForms(of: id)
+        return try store.queryOne(
+            "SELECT 1 FROM deliveries WHERE id IN (\(Self.placeholders(forms.count)))", forms.map { .text($0) }
+        ) { _ in true } ?? false
     }
 
     /// Counts a repeated delivery on its first record.
     public func recordDuplicate(_ id: String, at now: UnixTime) throws {
+        let forms = try storedForms(of: id)
         try store.run(
-            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
-            [.real(now), .text(id)])
+            "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? "
+                + "WHERE id IN (\(Self.placeholders(forms.count)))",
+            [.real(now)] + forms.map { .text($0) })
+    }
+
+    /// The forms a row for `id` may have: its `DeliveryKey` form, and for a version-1 id the id as
+    /// sent when a row from before that layout may hold it (see `DeliveryKey.mayBeStoredAsSent`), or
+    /// whenever `always` asks (reads by id, which are rare). Any other id only ever had one form.
+    func storedForms(of id: String, always: Bool = false) throws -> [String] {
+        let stored = DeliveryKey.stored(id)
+        guard stored != id, DeliveryKey.timestamp(ofID: id) != nil else { return [stored] }
+        if try always || DeliveryKey.mayBeStoredAsSent(id, legacyCutoff: legacyDeliveryIDCutoff()) {
+            return [stored, id]
+        }
+        return [stored]
+    }
+
+    /// When the newest delivery stored before the time-ordered id layout arrived; 0 when there was
+    /// none. A one-row table, read on each lookup of a version-1 id: one cached page.
+    func legacyDeliveryIDCutoff() throws -> UnixTime {
+        try store.queryOne("SELECT unordered_before FROM delivery_id_layout WHERE id = 1", []) { $0.double(0) ?? 0 }
+            ?? 0
+    }
+
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 
     /// Records a delivery. Its payload is kept compressed when that is smaller: pass `stored` when
@@ -81,8 +109,9 @@ extension BridgeDatabase {
                 // since this one looked (that copy waits for the leader; applying twice is harmless).
                 + (store.dialect == .postgresql ? " ON CONFLICT (id) DO NOTHING" : ""),
             [
-                .text(delivery.id), .string(delivery.hookID), .text(delivery.event), .string(delivery.action),
-                .real(delivery.receivedAt), .string(delivery.repository), .int(delivery.runID),
+                .text(DeliveryKey.stored(delivery.id)), .string(delivery.hookID), .text(delivery.event),
+                .string(delivery.action), .real(delivery.receivedAt), .string(delivery.repository),
+                .int(delivery.runID),
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
                 .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
@@ -116,12 +145,14 @@ extension BridgeDatabase {
 
     /// One delivery by id, with its payload while retention keeps it.
     public func delivery(id: String) throws -> DeliveryRecord? {
-        try store.queryOne(
+        let forms = try storedForms(of: id, always: true)
+        return try store.queryOne(
             """
             SELECT id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome, reason,
-                content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries WHERE id = ?
+                content_type, payload, payload_bytes, duplicates, payload_encoding FROM deliveries
+            WHERE id IN (\(Self.placeholders(forms.count)))
             """,
-            [.text(id)], Self.deliveryRecord)
+            forms.map { .text($0) }, Self.deliveryRecord)
     }
 
     /// A `deliveries` row (columns as the queries above select them), its payload inflated. A
@@ -133,7 +164,8 @@ extension BridgeDatabase {
             PayloadCompression.payload(PayloadCompression.Stored(encoding: encoding, bytes: $0), size: size)
         }
         return DeliveryRecord(
-            id: row.string(0) ?? "", hookID: row.string(1), event: row.string(2) ?? "", action: row.string(3),
+            id: DeliveryKey.id(fromStored: row.string(0) ?? ""), hookID: row.string(1), event: row.string(2) ?? "",
+            action: row.string(3),
             receivedAt: row.double(4) ?? 0, repository: row.string(5), runID: row.int(6), runAttempt: row.int(7),
             outcome: DeliveryRecord.Outcome(rawValue: row.string(8) ?? "") ?? .rejected, reason: row.string(9),
             contentType: row.string(10), payload: payload, payloadBytes: size,

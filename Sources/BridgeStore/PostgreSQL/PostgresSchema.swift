@@ -300,5 +300,16 @@ public enum PostgresSchema {
                     expires_at double precision NOT NULL
                 );
                 """),
+        // As SQLite's "store delivery ids in time order": rows already there keep their ids as sent.
+        Migration(
+            name: "store delivery ids in time order",
+            sql: """
+                CREATE TABLE delivery_id_layout (
+                    id bigint PRIMARY KEY CHECK (id = 1),
+                    unordered_before double precision NOT NULL
+                );
+                INSERT INTO delivery_id_layout (id, unordered_before)
+                SELECT 1, coalesce(max(received_at), 0) FROM deliveries;
+                """),
     ]
 }
