@@ -31,6 +31,7 @@ import json
 import random
 import struct
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -47,15 +48,19 @@ RUN_ID_BASE = 7_000_000_000
 JOB_ID_BASE = 30_000_000_000
 REPO_ID_BASE = 900_000_000
 NAMESPACE = uuid.UUID("6f1c2f0e-7d1b-4a8e-9a53-3b1f5c2d9e10")
-# 2026-12-01T00:00:00Z on the version-1 UUID clock (100 ns ticks since 1582-10-15).
-GITHUB_ID_EPOCH = (1_796_083_200 * 10_000_000) + 0x01B21DD213814000
+# The second the pool is made, on the version-1 UUID clock (100 ns ticks since 1582-10-15).
+# GitHub makes an id when it sends the delivery, so a live delivery's id is newer than every one
+# stored; a fixed date would fall behind the stored ones as the days pass, and the bridge looks a
+# version-1 id made before its upgrade up in the layout of then too (DeliveryKey).
+GITHUB_ID_EPOCH = (int(time.time()) * 10_000_000) + 0x01B21DD213814000
 # Clock ticks between a run's first delivery and the next run's: 1 ms a delivery, room for 16.
 GITHUB_ID_RUN_TICKS = 16 * 10_000
 
 
 def delivery_id(org, run_index, position, style="github"):
-    """A unique X-GitHub-Delivery per (org, run, position): pools with other --first-run or --org
-    values never collide, so several can be replayed against one database.
+    """A unique X-GitHub-Delivery per (org, run, position) and pool: pools with other --org values
+    never collide, so several can be replayed against one database (bench-scale gives each
+    repetition an org of its own).
 
     "github": a version-1 UUID whose clock is the run's index (1 ms a delivery) and whose node and
     clock sequence come from the org, as GitHub's are time-based; "random": a version-5 UUID."""
