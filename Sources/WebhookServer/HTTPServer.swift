@@ -224,6 +224,10 @@ public final class HTTPServer: @unchecked Sendable {
         context.liveRequestStates
     }
 
+    /// Whether the server still runs: false once a stop has finished (a stop under way holds the
+    /// lock, so this waits for it).
+    var isRunning: Bool { lock.withLock { daemon != nil } }
+
     /// Stops the server; safe to call more than once and from any thread. A call made while another
     /// is stopping the server waits for it; later calls return at once. Called from inside the
     /// handler (an owner's `deinit` run there because the handler held its last reference), it
@@ -237,10 +241,6 @@ public final class HTTPServer: @unchecked Sendable {
     /// written (past it they are answered 503), then stops libmicrohttpd's threads, closes the
     /// remaining connections and the listening socket. New connections fail once it returns; during the
     /// drain they wait in the kernel backlog and are reset when the socket closes.
-    /// Whether the server still runs: false once a stop has finished (a stop under way holds the
-    /// lock, so this waits for it).
-    var isRunning: Bool { lock.withLock { daemon != nil } }
-
     public func stop(drainTimeout: Double = 0, answerTimeout: Double = 10) {
         if HandlerThread.isRunning(for: context) {
             DispatchQueue.global().async { self.stop(drainTimeout: drainTimeout, answerTimeout: answerTimeout) }
