@@ -26,6 +26,10 @@ public final class BridgeDatabase {
     /// the rows of the other tables). Keys sorted, so the same value is always the same text.
     private let encoder = BridgeDatabase.makeEncoder()
     private let decoder = JSONDecoder()
+    /// `delivery_id_layout`'s cutoff, read on first use: the migration wrote it once and nothing
+    /// changes it, so the lookups of every delivery (and of every GUID a recovery sweep checks)
+    /// need not read it again.
+    var legacyDeliveryIDCutoffRead: UnixTime?
 
     /// Opens (creating and migrating when `readOnly` is false) the database at `path`. `progress`
     /// hears of each migration applied (see `MigrationRunner.migrate`). A new database is set to

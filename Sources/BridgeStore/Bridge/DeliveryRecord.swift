@@ -77,18 +77,23 @@ extension BridgeDatabase {
     /// whenever `always` asks (reads by id, which are rare). Any other id only ever had one form.
     func storedForms(of id: String, always: Bool = false) throws -> [String] {
         let stored = DeliveryKey.stored(id)
-        guard stored != id, DeliveryKey.timestamp(ofID: id) != nil else { return [stored] }
-        if try always || DeliveryKey.mayBeStoredAsSent(id, legacyCutoff: legacyDeliveryIDCutoff()) {
-            return [stored, id]
-        }
-        return [stored]
+        let asSent =
+            always
+            ? DeliveryKey.timestamp(ofID: id) != nil
+            : try DeliveryKey.mayBeStoredAsSent(id, legacyCutoff: legacyDeliveryIDCutoff())
+        return asSent ? [stored, id] : [stored]
     }
 
     /// When the newest delivery stored before the time-ordered id layout arrived; 0 when there was
-    /// none. A one-row table, read on each lookup of a version-1 id: one cached page.
+    /// none. Read from its one-row table once, then kept.
     func legacyDeliveryIDCutoff() throws -> UnixTime {
-        try store.queryOne("SELECT unordered_before FROM delivery_id_layout WHERE id = 1", []) { $0.double(0) ?? 0 }
-            ?? 0
+        if let cutoff = legacyDeliveryIDCutoffRead { return cutoff }
+        let cutoff =
+            try store.queryOne("SELECT unordered_before FROM delivery_id_layout WHERE id = 1", []) {
+                $0.double(0) ?? 0
+            } ?? 0
+        legacyDeliveryIDCutoffRead = cutoff
+        return cutoff
     }
 
     static func placeholders(_ count: Int) -> String {
