@@ -41,7 +41,9 @@ let package = Package(
         // Wiring: the service actor, ingress routes, dispatcher, configuration loading, logs.
         .target(
             name: "BridgeDaemon",
-            dependencies: ["BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient", "GitHubClient"]),
+            dependencies: [
+                "BridgeCore", "BridgeStore", "WebhookServer", "PushWardClient", "GitHubClient", "HTTPClientSupport",
+            ]),
         .executableTarget(
             name: "pushward-bridge", dependencies: ["BridgeDaemon", "BridgeCore", "BridgeStore", "WebhookServer"]),
         // `make bench`: push economy and webhook-to-request latency against the fake PushWard.
@@ -52,7 +54,9 @@ let package = Package(
         // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
         .testTarget(name: "FastJSONTests", dependencies: ["FastJSON", "BridgeTestSupport"]),
-        .testTarget(name: "PushWardClientTests", dependencies: ["PushWardClient", "BridgeCore"]),
+        .testTarget(
+            name: "PushWardClientTests",
+            dependencies: ["PushWardClient", "BridgeCore", "HTTPClientSupport", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "GitHubClientTests",
             dependencies: ["GitHubClient", "BridgeCore", "BridgeTestSupport", "WebhookServer"]),
@@ -67,7 +71,7 @@ let package = Package(
         .testTarget(name: "BridgeStoreTests", dependencies: ["BridgeStore", "BridgeDaemon", "BridgeTestSupport"]),
         .testTarget(
             name: "BridgeDaemonTests",
-            dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport"]
+            dependencies: ["BridgeDaemon", "BridgeStore", "WebhookServer", "BridgeTestSupport", "HTTPClientSupport"]
         ),
         .testTarget(
             name: "WebhookServerTests",

@@ -1,6 +1,7 @@
 import BridgeCore
 import BridgeStore
 import Foundation
+import HTTPClientSupport
 
 /// Sends what the core wants shown: asks the service for every request due, sends each through
 /// the transport, records the answer, then sleeps until the next timer or the next delivery.
@@ -49,9 +50,18 @@ public struct Dispatcher: Sendable {
         }
     }
 
+    /// Asked before a request starts and again as its body is handed to the connection: planned
+    /// before a freeze (SIGSTOP, a stalled VM), a request must not go out after it once another
+    /// instance may lead. Always allows on SQLite.
+    private func gate() -> SendGate {
+        SendGate { [service] in service.mayStartRequest() }
+    }
+
     private func send(_ planned: PlannedWidgetRequest) async {
-        guard service.mayStartRequest() else { return await service.abandon(planned) }
-        let answer = await transport.send(planned.request)
+        let gate = gate()
+        guard gate.allows() else { return await service.abandon(planned) }
+        let answer = await transport.send(planned.request, gate: gate)
+        if gate.refused { return await service.abandon(planned) }
         await service.completeWidget(planned, answer: answer, at: clock())
     }
 
@@ -59,8 +69,10 @@ public struct Dispatcher: Sendable {
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
         let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
-        guard service.mayStartRequest() else { return await service.abandon(alert) }
-        let answer = await transport.notify(body)
+        let gate = gate()
+        guard gate.allows() else { return await service.abandon(alert) }
+        let answer = await transport.notify(body, gate: gate)
+        if gate.refused { return await service.abandon(alert) }
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
@@ -68,10 +80,10 @@ public struct Dispatcher: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let request =
             service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
-        // Checked again as late as possible: planned before a freeze (SIGSTOP, a stalled VM), a
-        // request must not go out after it once another instance may lead.
-        guard service.mayStartRequest() else { return await service.abandon(planned) }
-        let answer = await transport.send(request)
+        let gate = gate()
+        guard gate.allows() else { return await service.abandon(planned) }
+        let answer = await transport.send(request, gate: gate)
+        if gate.refused { return await service.abandon(planned) }
         if !transport.isDryRun {
             service.metrics.observe(
                 "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)

@@ -1,4 +1,5 @@
 import BridgeCore
+import HTTPClientSupport
 import PushWardClient
 
 /// The one seam to PushWard: sends a request, says what came back. The dispatcher never sees
@@ -6,9 +7,11 @@ import PushWardClient
 public protocol PushWardTransport: Sendable {
     /// True when nothing really leaves the process (dry-run mode): the push history says so.
     var isDryRun: Bool { get }
-    func send(_ request: PushWardRequest) async -> PushWardAnswer
-    /// `POST /notifications` with `body`.
-    func notify(_ body: JSONValue) async -> NotificationAnswer
+    /// Sends `request` unless `gate`, asked as late as the transport can, refuses it: then nothing
+    /// reaches PushWard whole and `gate.refused` is true.
+    func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer
+    /// `POST /notifications` with `body`, gated like `send`.
+    func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer
     /// What the key's account has spent this period (`GET /auth/me`, free of quota), for the
     /// push-budget planner.
     func usage() async -> PushWardUsageAnswer
@@ -20,12 +23,14 @@ public struct DryRunTransport: PushWardTransport {
     public init() {}
     public var isDryRun: Bool { true }
 
-    public func send(_ request: PushWardRequest) async -> PushWardAnswer {
-        .success(status: request.method == .post ? 201 : 200)
+    public func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer {
+        guard gate?.allows() ?? true else { return .noAnswer(reason: "withheld") }
+        return .success(status: request.method == .post ? 201 : 200)
     }
 
-    public func notify(_ body: JSONValue) async -> NotificationAnswer {
-        .sent(status: 201, id: nil, delivery: nil, reason: nil)
+    public func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer {
+        guard gate?.allows() ?? true else { return .noAnswer(reason: "withheld") }
+        return .sent(status: 201, id: nil, delivery: nil, reason: nil)
     }
 
     /// Unlimited, nothing spent: nothing is counted anywhere, so the budget never holds a dry run
@@ -45,12 +50,12 @@ public struct HTTPTransport: PushWardTransport {
 
     public var isDryRun: Bool { false }
 
-    public func send(_ request: PushWardRequest) async -> PushWardAnswer {
-        await client.send(request)
+    public func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer {
+        await client.send(request, gate: gate)
     }
 
-    public func notify(_ body: JSONValue) async -> NotificationAnswer {
-        await client.notify(body)
+    public func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer {
+        await client.notify(body, gate: gate)
     }
 
     public func usage() async -> PushWardUsageAnswer {
@@ -59,9 +64,14 @@ public struct HTTPTransport: PushWardTransport {
 }
 
 extension PushWardTransport {
+    /// Sends with nothing to ask first: one instance on SQLite, a benchmark, a test.
+    public func send(_ request: PushWardRequest) async -> PushWardAnswer {
+        await send(request, gate: nil)
+    }
+
     /// For transports that stand in for activities only (tests): an alert gets no answer, so it
     /// stays pending and is retried, as it would be with PushWard unreachable.
-    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+    public func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer {
         .noAnswer(reason: "this transport does not send notifications")
     }
 }

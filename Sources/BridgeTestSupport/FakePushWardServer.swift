@@ -219,6 +219,11 @@ public final class FakePushWardServer: @unchecked Sendable {
         case nil:
             break
         }
+        // Both framings at once is how requests are smuggled past a proxy (RFC 9112 §6.1): the
+        // proxies in front of an API answer 400, so the fake does too.
+        if request.header("content-length") != nil, request.header("transfer-encoding") != nil {
+            return Self.problem(400, "request.malformed", "Content-Length and Transfer-Encoding together")
+        }
         guard request.header("authorization") == "Bearer " + apiKey else {
             return Self.problem(401, "token.invalid", "missing or unknown integration key")
         }

@@ -112,7 +112,7 @@ public actor GitHubAPIClient {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.timeoutIntervalForResource = timeout
-        session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+        session = URLSession(configuration: configuration, delegate: ClientSessionDelegate(), delegateQueue: nil)
     }
 
     // MARK: The calls

@@ -38,13 +38,14 @@ public struct PushWardClient: Sendable {
         sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
         sessionConfiguration.timeoutIntervalForResource = configuration.timeout
         sessionConfiguration.httpMaximumConnectionsPerHost = 8
-        session = URLSession(configuration: sessionConfiguration, delegate: RedirectRefusal(), delegateQueue: nil)
+        session = URLSession(configuration: sessionConfiguration, delegate: ClientSessionDelegate(), delegateQueue: nil)
     }
 
     /// The URLRequest for `request`: exposed so tests can check every header without a network.
-    public func urlRequest(for request: PushWardRequest) -> URLRequest? {
+    /// With a `gate`, the body goes out only if the gate still allows it as curl takes it.
+    public func urlRequest(for request: PushWardRequest, gate: SendGate? = nil) -> URLRequest? {
         guard var urlRequest = baseRequest(method: request.method.rawValue, path: request.path) else { return nil }
-        urlRequest.httpBody = request.body.canonicalData
+        urlRequest.setBody(request.body.canonicalData, gatedBy: gate)
         urlRequest.setValue(
             request.method == .patch ? "application/merge-patch+json" : "application/json",
             forHTTPHeaderField: "Content-Type")
@@ -70,11 +71,13 @@ public struct PushWardClient: Sendable {
         return urlRequest
     }
 
-    public func send(_ request: PushWardRequest) async -> PushWardAnswer {
-        guard let urlRequest = urlRequest(for: request) else {
+    /// Sends `request`. With a `gate`, asked as the body is handed to the connection, a request the
+    /// gate refuses is withheld (`gate.refused` says so; the answer is then `noAnswer`).
+    public func send(_ request: PushWardRequest, gate: SendGate? = nil) async -> PushWardAnswer {
+        guard let urlRequest = urlRequest(for: request, gate: gate) else {
             return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)\(request.path)")
         }
-        switch await exchange(urlRequest) {
+        switch await exchange(urlRequest, gate: gate) {
         case .failed(let reason):
             return .noAnswer(reason: reason)
         case .answered(let status, _, _) where (200..<300).contains(status):
@@ -85,14 +88,14 @@ public struct PushWardClient: Sendable {
     }
 
     /// `POST /notifications`: an alert. The 201's `id`, `delivery` and `reason` are read when
-    /// present; a 2xx whose body says nothing of them is still sent.
-    public func notify(_ body: JSONValue) async -> NotificationAnswer {
+    /// present; a 2xx whose body says nothing of them is still sent. A `gate` works as in `send`.
+    public func notify(_ body: JSONValue, gate: SendGate? = nil) async -> NotificationAnswer {
         guard var urlRequest = baseRequest(method: "POST", path: "/notifications") else {
             return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)/notifications")
         }
-        urlRequest.httpBody = body.canonicalData
+        urlRequest.setBody(body.canonicalData, gatedBy: gate)
         urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        switch await exchange(urlRequest) {
+        switch await exchange(urlRequest, gate: gate) {
         case .failed(let reason):
             return .noAnswer(reason: reason)
         case .answered(let status, let data, _) where (200..<300).contains(status):
@@ -134,13 +137,13 @@ public struct PushWardClient: Sendable {
 
     /// Carries out one request. Every status is an answer (URLSession does not treat 4xx as an
     /// error either), except a redirect, which is refused.
-    private func exchange(_ urlRequest: URLRequest) async -> Exchange {
+    private func exchange(_ urlRequest: URLRequest, gate: SendGate? = nil) async -> Exchange {
         do {
             // Not `session.data(for:)`: it can deadlock when the dispatcher is cancelled (see there).
             let (data, response) = try await session.dataCancellable(for: urlRequest)
             guard let http = response as? HTTPURLResponse else { return .failed(reason: "not an HTTP response") }
             if (300..<400).contains(http.statusCode) {
-                // Never followed (`RedirectRefusal`): the request would carry the API key to wherever
+                // Never followed (`ClientSessionDelegate`): the request would carry the API key to wherever
                 // the Location points. It is retried like a lost answer, and the reason says what to fix.
                 let location = http.value(forHTTPHeaderField: "Location").map { " to \($0.prefix(200))" } ?? ""
                 return .failed(
@@ -149,6 +152,8 @@ public struct PushWardClient: Sendable {
             }
             return .answered(
                 status: http.statusCode, body: data, retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
+        } catch  where gate?.refused == true {
+            return .failed(reason: "withheld: the instance may no longer lead")
         } catch let error as URLError {
             return .failed(reason: "\(error.code.description): \(error.localizedDescription)")
         } catch {

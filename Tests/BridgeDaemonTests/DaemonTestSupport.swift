@@ -163,13 +163,15 @@ final class RunningDaemon: @unchecked Sendable {
         self.directory = directory
     }
 
-    static func start(_ configuration: TestConfiguration, directory: ScratchDirectory? = nil) async throws
-        -> RunningDaemon
-    {
+    /// `transport` stands in for PushWard; nil sends nothing (dry-run, the configuration has no key).
+    static func start(
+        _ configuration: TestConfiguration, directory: ScratchDirectory? = nil,
+        transport: (any PushWardTransport)? = nil
+    ) async throws -> RunningDaemon {
         let parsed = try configuration.parsed()
         let log = LogCapture()
         let logger = log.logger
-        let daemon = try await offPool { try Daemon.start(configuration: parsed, logger: logger) }
+        let daemon = try await offPool { try Daemon.start(configuration: parsed, logger: logger, transport: transport) }
         return RunningDaemon(daemon: daemon, log: log, configuration: parsed, directory: directory)
     }
 

@@ -3,6 +3,7 @@ import BridgeDaemon
 import BridgeStore
 import BridgeTestSupport
 import Foundation
+import HTTPClientSupport
 import Testing
 
 /// The status page as a browser draws it: a daemon with realistic runs (a finished one, one in
@@ -22,7 +23,7 @@ struct StatusPageBrowserTests {
 
         var isDryRun: Bool { false }
 
-        func send(_ request: PushWardRequest) async -> PushWardAnswer {
+        func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer {
             .success(status: request.method == .post ? 201 : 200)
         }
 
