@@ -52,16 +52,17 @@ public struct Dispatcher: Sendable {
 
     /// Asked before a request starts and again as its body is handed to the connection: planned
     /// before a freeze (SIGSTOP, a stalled VM), a request must not go out after it once another
-    /// instance may lead. Always allows on SQLite.
-    private func gate() -> SendGate {
-        SendGate { [service] in service.mayStartRequest() }
+    /// instance may lead. Nil on SQLite, whose one instance always leads: nothing to ask.
+    private func gate() -> SendGate? {
+        guard service.leadership != nil else { return nil }
+        return SendGate { [service] in service.mayStartRequest() }
     }
 
     private func send(_ planned: PlannedWidgetRequest) async {
         let gate = gate()
-        guard gate.allows() else { return await service.abandon(planned) }
+        guard gate?.allows() ?? true else { return await service.abandon(planned) }
         let answer = await transport.send(planned.request, gate: gate)
-        if gate.refused { return await service.abandon(planned) }
+        if gate?.refused == true { return await service.abandon(planned) }
         await service.completeWidget(planned, answer: answer, at: clock())
     }
 
@@ -70,9 +71,9 @@ public struct Dispatcher: Sendable {
         // Dry-run sends nothing, so no button needs a live token.
         let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
         let gate = gate()
-        guard gate.allows() else { return await service.abandon(alert) }
+        guard gate?.allows() ?? true else { return await service.abandon(alert) }
         let answer = await transport.notify(body, gate: gate)
-        if gate.refused { return await service.abandon(alert) }
+        if gate?.refused == true { return await service.abandon(alert) }
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
@@ -81,9 +82,9 @@ public struct Dispatcher: Sendable {
         let request =
             service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
         let gate = gate()
-        guard gate.allows() else { return await service.abandon(planned) }
+        guard gate?.allows() ?? true else { return await service.abandon(planned) }
         let answer = await transport.send(request, gate: gate)
-        if gate.refused { return await service.abandon(planned) }
+        if gate?.refused == true { return await service.abandon(planned) }
         if !transport.isDryRun {
             service.metrics.observe(
                 "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
