@@ -182,6 +182,14 @@ struct DeliveryKeyStoreTests {
         #expect(try duplicates(old) == 1)
         #expect(try database.delivery(id: old)?.id == old)
         #expect(try database.listDeliveries().map(\.id) == [old])
+        if database.isShared {
+            // Another instance's redelivery, committed for the leader: counted on the old row,
+            // neither stored a second time nor left waiting to be applied again.
+            #expect(try !database.insertWaiting(Self.record(old, at: cutoff + 120)))
+            #expect(try duplicates(old) == 2)
+            #expect(try database.waitingDeliveries().isEmpty)
+            #expect(try storedIDs() == [old])
+        }
 
         // A new id is looked for in its stored form only: a row holding one as sent (which no
         // build writes) is not found, which shows the second lookup is not made.
