@@ -50,19 +50,22 @@ public struct Dispatcher: Sendable {
         }
     }
 
-    /// Asked before a request starts and again as its body is handed to the connection: planned
-    /// before a freeze (SIGSTOP, a stalled VM), a request must not go out after it once another
-    /// instance may lead. Nil on SQLite, whose one instance always leads: nothing to ask.
-    private func gate() -> SendGate? {
-        guard service.leadership != nil else { return nil }
-        return SendGate { [service] in service.mayStartRequest() }
+    /// Sends through `send` with this instance's gate, asked before the request starts and again
+    /// as its body is handed to the connection: planned before a freeze (SIGSTOP, a stalled VM), a
+    /// request must not go out after it once another instance may lead. Nil when the gate refused,
+    /// at either point. On SQLite, whose one instance always leads, there is no gate to ask.
+    private func gated<Answer>(_ send: (SendGate?) async -> Answer) async -> Answer? {
+        guard service.leadership != nil else { return await send(nil) }
+        let gate = SendGate { [service] in service.mayStartRequest() }
+        guard gate.allows() else { return nil }
+        let answer = await send(gate)
+        return gate.refused ? nil : answer
     }
 
     private func send(_ planned: PlannedWidgetRequest) async {
-        let gate = gate()
-        guard gate?.allows() ?? true else { return await service.abandon(planned) }
-        let answer = await transport.send(planned.request, gate: gate)
-        if gate?.refused == true { return await service.abandon(planned) }
+        guard let answer = await gated({ await transport.send(planned.request, gate: $0) }) else {
+            return await service.abandon(planned)
+        }
         await service.completeWidget(planned, answer: answer, at: clock())
     }
 
@@ -70,10 +73,9 @@ public struct Dispatcher: Sendable {
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
         let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
-        let gate = gate()
-        guard gate?.allows() ?? true else { return await service.abandon(alert) }
-        let answer = await transport.notify(body, gate: gate)
-        if gate?.refused == true { return await service.abandon(alert) }
+        guard let answer = await gated({ await transport.notify(body, gate: $0) }) else {
+            return await service.abandon(alert)
+        }
         await service.completeAlert(alert, answer: answer, dryRun: transport.isDryRun, at: clock())
     }
 
@@ -81,10 +83,9 @@ public struct Dispatcher: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let request =
             service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
-        let gate = gate()
-        guard gate?.allows() ?? true else { return await service.abandon(planned) }
-        let answer = await transport.send(request, gate: gate)
-        if gate?.refused == true { return await service.abandon(planned) }
+        guard let answer = await gated({ await transport.send(request, gate: $0) }) else {
+            return await service.abandon(planned)
+        }
         if !transport.isDryRun {
             service.metrics.observe(
                 "pushward_request_latency_seconds", Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)

@@ -31,7 +31,6 @@ final class GatedBodyStream: InputStream {
     override func open() { status = .open }
     override func close() { status = .closed }
     override var streamStatus: Stream.Status { status }
-    override var streamError: Error? { status == .error ? URLError(.cancelled) : nil }
     override var hasBytesAvailable: Bool { status == .open && offset < body.count }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
@@ -46,10 +45,6 @@ final class GatedBodyStream: InputStream {
         offset += count
         return count
     }
-
-    override func getBuffer(
-        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length len: UnsafeMutablePointer<Int>
-    ) -> Bool { false }
 }
 
 extension URLRequest {

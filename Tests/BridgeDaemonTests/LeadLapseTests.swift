@@ -96,13 +96,13 @@ struct LeadLapseTests {
         let fake = try FakePushWardServer()
         let uri = try PostgresServer.shared().makeDatabase()
         let thief = LeadThief(uri: uri)
-        let lapsed = Mutex<(from: Double, adminPort: Int)?>(nil)
+        let lapsedAt = Mutex<Double?>(nil)
         let ports = Mutex<Int?>(nil)
         let transport = FreezingTransport(fake: fake) {
             guard let adminPort = ports.withLock({ $0 }) else { return }
             do {
                 try await thief.steal()
-                lapsed.withLock { $0 = (Date().timeIntervalSince1970, adminPort) }
+                lapsedAt.withLock { $0 = Date().timeIntervalSince1970 }
                 // As a resumed process finds it: its heartbeat failed, it no longer leads.
                 _ = await HighAvailabilityRecoveryTests.within(15) {
                     let metrics = (try? await AlertEndToEndTests.get("/metrics", port: adminPort)) ?? ""
@@ -133,7 +133,7 @@ struct LeadLapseTests {
         // The PATCH waited for the lapse, was refused as its body went out, and nothing reached
         // PushWard while another session held the lead.
         #expect(await HighAvailabilityRecoveryTests.within(20) { transport.withheld == 1 }, "the PATCH was withheld")
-        let lapseStart = try #require(lapsed.withLock { $0 }?.from)
+        let lapseStart = try #require(lapsedAt.withLock { $0 })
         try await Task.sleep(for: .seconds(1))
         let released = Date().timeIntervalSince1970
         #expect(fake.requests.filter { $0.at >= lapseStart }.isEmpty, "\(fake.requests.map { ($0.method, $0.at) })")
