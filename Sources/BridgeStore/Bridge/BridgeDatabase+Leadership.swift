@@ -18,12 +18,8 @@ extension BridgeDatabase {
         try requirePostgres("a waiting delivery")
         // A redelivery of one stored before the time-ordered ids (its row holds the id as sent,
         // which the insert's conflict cannot see): counted there, not stored and applied again.
-        let forms = try storedForms(of: delivery.id)
-        if forms.count > 1 {
-            let counted = try store.run(
-                "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? WHERE id = ?",
-                [.real(delivery.receivedAt), .text(delivery.id)])
-            if counted > 0 { return false }
+        if try storedForms(of: delivery.id).count > 1, try recordDuplicate(delivery.id, at: delivery.receivedAt) > 0 {
+            return false
         }
         let payload = stored ?? delivery.payload.map(PayloadCompression.stored)
         let first = try store.queryOne(

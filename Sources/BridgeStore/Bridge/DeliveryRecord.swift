@@ -63,10 +63,12 @@ extension BridgeDatabase {
         ) { _ in true } ?? false
     }
 
-    /// Counts a repeated delivery on its first record.
-    public func recordDuplicate(_ id: String, at now: UnixTime) throws {
+    /// Counts a repeated delivery on its first record; returns how many rows it counted on (0 when
+    /// none holds `id`).
+    @discardableResult
+    public func recordDuplicate(_ id: String, at now: UnixTime) throws -> Int {
         let forms = try storedForms(of: id)
-        try store.run(
+        return try store.run(
             "UPDATE deliveries SET duplicates = duplicates + 1, last_duplicate_at = ? "
                 + "WHERE id IN (\(Self.placeholders(forms.count)))",
             [.real(now)] + forms.map { .text($0) })
