@@ -6,7 +6,8 @@
 /// `min_update_interval` except end frames, and a live window only on the update that moves the step.
 public enum Reconciler {
     /// Every content field the bridge ever sends or must clear: a run's first frame sets or nulls
-    /// each, so nothing a previous run (or another tool) left on the slug carries over.
+    /// each, so nothing a previous run (or another tool) left on the slug carries over (a frame
+    /// that sends `duration` leaves out `start_date` and `end_date`, which the duration sets).
     public static let ownedFields: [String] = [
         "template", "progress", "state", "icon", "subtitle", "accent_color", "background_color", "text_color",
         "current_step", "total_steps", "step_rows", "step_labels", "step_weights", "step_colors", "url",
@@ -108,15 +109,26 @@ public enum Reconciler {
     }
 
     /// Every owned field set or nulled: what a first frame (or the frame after a refusal) sends.
+    ///
+    /// With a window it sends `live_progress` and `duration` and leaves `start_date`/`end_date`
+    /// out: the duration sets both, and PushWard lets a present `end_date` win over `duration`,
+    /// a `null` one included, so nulling them would clear the window the same body asks for
+    /// (`422 live_progress requires end_date or duration`).
     static func fullFrame(_ desired: DesiredActivity, now: UnixTime) -> [String: JSONValue] {
-        let owned = desired.isGeneric ? ownedFields + genericFields : ownedFields
+        let window = windowPatch(desired: desired, acknowledged: nil, shownStep: nil, now: now)
+        let setByDuration = window["duration"] == nil ? [] : durationSets
+        let owned = (desired.isGeneric ? ownedFields + genericFields : ownedFields).filter {
+            !setByDuration.contains($0)
+        }
         var content = Dictionary(uniqueKeysWithValues: owned.map { ($0, JSONValue.null) })
         content.merge(desired.content) { _, wanted in wanted }
-        content.merge(windowPatch(desired: desired, acknowledged: nil, shownStep: nil, now: now)) { _, window in
-            window
-        }
+        content.merge(window) { _, window in window }
         return content
     }
+
+    /// The fields PushWard sets from `duration` (`start_date = now`, `end_date = now + duration`):
+    /// a content that carries `duration` never carries them, as a value or as `null`.
+    static let durationSets: Set<String> = ["start_date", "end_date"]
 
     /// The end frame's content: on the generic template it always clears the countdown, as the
     /// template asks (a finished card must not keep counting toward an ETA), even when the bridge
