@@ -39,9 +39,8 @@ public enum ContractValidator {
     ///
     /// A PATCH is also applied (with `PushWardActivityModel.applyPatch`) and the resulting content,
     /// when there is any, must satisfy `validateContent`: the server validates what it would store.
-    /// `now` is the time the server receives it; nil skips the rules that depend on the clock
-    /// (`end_date` within 5 years, a patch-sent `end_date` after the `duration`-anchored
-    /// `start_date`), and `duration` is then anchored at time 0.
+    /// `now` is the time the server receives it; nil skips the rule that depends on the clock
+    /// (`end_date` within 5 years), and `duration` is then anchored at time 0.
     public static func validate(
         _ request: PushWardRequest, stored: StoredActivity?, at now: UnixTime? = nil
     ) -> [ContractViolation] {
@@ -203,6 +202,12 @@ public enum ContractValidator {
         if let duration = patch["duration"], !duration.isNull, PushWardActivityModel.parseDuration(duration) == nil {
             check.fail("content.duration", durationRule)
         }
+        // PushWard lets `end_date` win over `duration`; whether a `null` one does, and what a
+        // `start_date` beside a duration means, the documents leave open. A body whose meaning rests
+        // on that corner is refused here, whatever the server would make of it.
+        if patch["duration"] != nil, patch["start_date"] != nil || patch["end_date"] != nil {
+            check.fail("content.duration", "must not be sent with start_date or end_date (a value or null)")
+        }
         let expected = patch["total_steps"].map(\.intValue) ?? stored.content["total_steps"]?.intValue
         guard let expected else { return }
         for key in PushWardActivityModel.perStepArrayKeys {
@@ -275,7 +280,8 @@ public enum ContractValidator {
         if let live = content["live_progress"] {
             if let flag = live.boolValue {
                 if flag, content["end_date"] == nil, content["duration"] == nil {
-                    check.fail("live_progress", "true needs end_date or duration")
+                    // PushWard's own words for it (a 422).
+                    check.fail("live_progress", "live_progress requires end_date or duration")
                 }
             } else {
                 check.fail("live_progress", "must be a boolean")

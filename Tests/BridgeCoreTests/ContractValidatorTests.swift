@@ -226,7 +226,7 @@ import Testing
         ["content": ["live_progress": nil, "end_date": nil, "start_date": nil]],
         ["content": ["live_progress": false]],
         ["content": ["current_step": 3, "duration": 240, "live_progress": true]],
-        ["content": ["current_step": 3, "duration": "4m", "end_date": 1_700_000_100]],
+        ["content": ["current_step": 3, "end_date": 1_700_000_100]],
         ["content": ["step_rows": nil, "step_labels": nil, "step_weights": nil, "step_colors": nil]],
         ["content": ["total_steps": 2, "current_step": 1, "step_rows": [1, 1]]],
         [:],
@@ -256,13 +256,44 @@ import Testing
         #expect(violations == [expected])
     }
 
-    @Test func patchValidationWithoutAClockAnchorsDurationAtZero() {
-        // A patch-sent end_date before `now` only shows up when the clock is known.
-        let body: JSONValue = ["content": ["duration": 60, "end_date": 1_000]]
+    @Test func patchValidationWithoutAClockSkipsTheFiveYearBound() {
+        // An end_date more than 5 years ahead only shows up when the clock is known.
+        let body: JSONValue = ["content": ["end_date": 1_900_000_000]]
         let request = PushWardRequest(method: .patch, slug: "ci", body: body)
         #expect(ContractValidator.validate(request, stored: Self.storedOngoing) == [])
         let withClock = ContractValidator.validate(request, stored: Self.storedOngoing, at: now)
         #expect(withClock.map(\.field) == ["content.end_date"])
+    }
+
+    /// The failover's full frame: the nulled window wins over `duration`, so the stored result has
+    /// `live_progress` and no window, which PushWard refuses with 422; the body is also ambiguous.
+    @Test func aFullFrameNullingTheWindowBesideDurationIsRefused() {
+        let body: JSONValue = [
+            "state": "ongoing",
+            "content": ["live_progress": true, "duration": 104, "end_date": nil, "start_date": nil],
+        ]
+        var server = InMemoryPushWard()
+        server.handle(post("ci"), at: now)
+        let first: JSONValue = ["state": "ongoing", "content": .object(Self.validContent)]
+        #expect(server.handle(PushWardRequest(method: .patch, slug: "ci", body: first), at: now) == 200)
+        #expect(server.handle(PushWardRequest(method: .patch, slug: "ci", body: body), at: now) == 422)
+        #expect(
+            server.violations.contains(
+                ContractViolation(field: "content.live_progress", rule: "live_progress requires end_date or duration")),
+            "\(server.violations)")
+        #expect(server.activities["ci"]?.content["end_date"] == Self.validContent["end_date"], "nothing applied")
+    }
+
+    @Test(arguments: [
+        JSONValue.object(["duration": 60, "end_date": 1_700_000_100]), ["duration": 60, "end_date": nil],
+        ["duration": 60, "start_date": 1_699_999_990], ["duration": "1m", "start_date": nil],
+    ])
+    func durationBesideAWindowDateIsFlagged(content: JSONValue) {
+        let request = PushWardRequest(method: .patch, slug: "ci", body: ["content": content])
+        let violations = ContractValidator.validate(request, stored: Self.storedOngoing, at: now)
+        let ambiguous = ContractViolation(
+            field: "content.duration", rule: "must not be sent with start_date or end_date (a value or null)")
+        #expect(violations.contains(ambiguous), "\(violations)")
     }
 
     // MARK: - InMemoryPushWard

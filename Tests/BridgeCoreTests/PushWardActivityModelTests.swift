@@ -88,11 +88,33 @@ import Testing
     }
 
     @Test func endDateInThePatchWinsOverDuration() {
+        // "If both duration and end_date are provided, end_date wins - duration is ignored": the
+        // duration does not move start_date either.
         let body: JSONValue = ["content": ["duration": "90m", "end_date": 1_700_000_100]]
         let patched = PushWardActivityModel.applyPatch(body, to: ongoing, at: now)
         #expect(patched.content["end_date"] == 1_700_000_100)
-        #expect(patched.content["start_date"] == .number(Double(nowSeconds)))
+        #expect(patched.content["start_date"] == ongoing.content["start_date"])
         #expect(patched.content["duration"] == nil)
+    }
+
+    @Test func aNullEndDateWinsOverDurationAndClearsTheWindow() {
+        // The body `Reconciler.fullFrame` once sent after a failover: PushWard applies the nulls
+        // and ignores the duration, leaving `live_progress` with no window.
+        let body: JSONValue = [
+            "content": ["live_progress": true, "duration": 104, "end_date": nil, "start_date": nil]
+        ]
+        let patched = PushWardActivityModel.applyPatch(body, to: ongoing, at: now)
+        #expect(patched.content["end_date"] == nil)
+        #expect(patched.content["start_date"] == nil)
+        #expect(patched.content["live_progress"] == true)
+        #expect(patched.content["duration"] == nil)
+    }
+
+    @Test func aNullStartDateIsThePatchsWhileDurationSetsTheEnd() {
+        let body: JSONValue = ["content": ["duration": 60, "start_date": nil]]
+        let patched = PushWardActivityModel.applyPatch(body, to: ongoing, at: now)
+        #expect(patched.content["start_date"] == nil)
+        #expect(patched.content["end_date"] == .number(Double(nowSeconds + 60)))
     }
 
     @Test func startDateInThePatchIsKeptWithDuration() {

@@ -34,9 +34,10 @@ public enum PushWardActivityModel {
     /// - `content` is merge-patched into the stored content (`null` clears a member; `content: null`
     ///   clears all of it).
     /// - `content.duration` is not stored: it sets `start_date = now` and `end_date = now +
-    ///   duration` in whole Unix seconds, unless the patch carries its own `end_date` (which wins;
-    ///   `start_date` is still `now` unless the patch carries one too). An invalid duration is
-    ///   dropped without effect.
+    ///   duration` in whole Unix seconds. A patch that carries `end_date` too, a `null` one
+    ///   included, has its duration ignored ("if both are provided, `end_date` wins"); a
+    ///   `start_date` the patch carries (value or `null`) is the patch's, not the duration's. An
+    ///   invalid duration is dropped without effect.
     /// - When the patch changes `total_steps` to an integer, stored per-step arrays the patch does
     ///   not send and whose length no longer matches are dropped.
     /// - When the resulting state is `ended`, `live_progress`, `start_date` and `end_date` go.
@@ -88,19 +89,15 @@ public enum PushWardActivityModel {
         let patchMembers = patch.objectValue ?? [:]
 
         content.removeValue(forKey: "duration")
-        if let durationValue = patchMembers["duration"], let duration = parseDuration(durationValue) {
+        // A present `end_date` wins over `duration`, `null` included: the merge above already
+        // applied it, and the duration sets nothing.
+        if patchMembers["end_date"] == nil, let durationValue = patchMembers["duration"],
+            let duration = parseDuration(durationValue)
+        {
             // `now` is a clock reading; a non-finite one cannot come from a clock, so 0 is moot.
             let start = Int(exactly: now.rounded(.down)) ?? 0
-            if let patchStart = patchMembers["start_date"], !patchStart.isNull {
-                content["start_date"] = patchStart
-            } else {
-                content["start_date"] = .number(Double(start))
-            }
-            if let patchEnd = patchMembers["end_date"], !patchEnd.isNull {
-                content["end_date"] = patchEnd
-            } else {
-                content["end_date"] = .number(Double(start + duration))
-            }
+            if patchMembers["start_date"] == nil { content["start_date"] = .number(Double(start)) }
+            content["end_date"] = .number(Double(start + duration))
         }
 
         let storedTotal = stored["total_steps"]
