@@ -56,7 +56,7 @@ public enum PayloadEncoder {
             "steps": .array(
                 job.steps.map { step in
                     [
-                        "number": .number(Double(step.number)), "name": .string(step.name),
+                        "number": step.number.map { .number(Double($0)) } ?? .null, "name": .string(step.name),
                         "status": .string(step.status.rawValue), "conclusion": optional(step.conclusion),
                         "started_at": time(step.startedAt), "completed_at": time(step.completedAt),
                     ]

@@ -272,11 +272,12 @@ struct WebhookDecoderTests {
         #expect(event.run.conclusion == "action_required")
     }
 
-    @Test func requestedRunIsQueuedAndEmptyNameIsKept() throws {
+    /// This payload's `workflow_run.name` is `""`; the top-level `workflow` object names it.
+    @Test func requestedRunIsQueuedAndAnEmptyNameTakesTheWorkflowsName() throws {
         let event = try run("workflow_run.requested.json")
         #expect(event.action == "requested")
         #expect(event.run.status == .queued)
-        #expect(event.run.name == "")
+        #expect(event.run.name == "test")
         #expect(event.run.displayTitle == "ci(action): update actions/setup-node digest to 8c91899")
     }
 
@@ -572,15 +573,6 @@ struct WebhookDecoderTests {
             ("workflow_job.id", { $0["id"] = NSNull() }),
             ("workflow_job.run_id", { $0["run_id"] = nil }),
             ("workflow_job.name", { $0["name"] = nil }),
-            ("workflow_job.status", { $0["status"] = nil }),
-            (
-                "workflow_job.steps[3].number",
-                { job in
-                    var steps = job["steps"] as? [[String: Any]] ?? []
-                    steps[3]["number"] = nil
-                    job["steps"] = steps
-                }
-            ),
         ]
         for (path, edit) in cases {
             let body = try editedJob("workflow_job.completed.attempt10-test.json", edit)
@@ -628,14 +620,6 @@ struct WebhookDecoderTests {
             ("workflow_job.id", { $0["id"] = -17_556_741_424 }),
             ("workflow_job.run_id", { $0["run_id"] = -1 }),
             ("workflow_job.run_id", { $0["run_id"] = 9_007_199_254_740_992 }),
-            (
-                "workflow_job.steps[1].number",
-                { job in
-                    var steps = job["steps"] as? [[String: Any]] ?? []
-                    steps[1]["number"] = 0
-                    job["steps"] = steps
-                }
-            ),
         ]
         for (field, edit) in jobCases {
             let body = try editedJob("workflow_job.completed.attempt10-test.json", edit)
@@ -675,14 +659,6 @@ struct WebhookDecoderTests {
 
     @Test func unparseableTimestampsNameTheField() throws {
         let timestamp = "an ISO 8601 timestamp such as 2023-10-13T10:11:52Z"
-        let job = try editedJob("workflow_job.completed.attempt10-test.json") { job in
-            var steps = job["steps"] as? [[String: Any]] ?? []
-            steps[2]["started_at"] = "yesterday"
-            job["steps"] = steps
-        }
-        #expect(throws: WebhookDecodingError.invalidField("workflow_job.steps[2].started_at", expected: timestamp)) {
-            try WebhookDecoder.decode(event: "workflow_job", body: job, contentType: nil)
-        }
         let created = try editedJob("workflow_job.completed.attempt10-test.json") { $0["created_at"] = "2023-10-13" }
         #expect(throws: WebhookDecodingError.invalidField("workflow_job.created_at", expected: timestamp)) {
             try WebhookDecoder.decode(event: "workflow_job", body: created, contentType: nil)
@@ -695,6 +671,119 @@ struct WebhookDecoderTests {
         #expect(throws: WebhookDecodingError.invalidField("workflow_run.run_started_at", expected: timestamp)) {
             try WebhookDecoder.decode(event: "workflow_run", body: run, contentType: nil)
         }
+    }
+
+    // MARK: Only what the card needs
+
+    /// Nothing reads a step's number but the JSON dump: Gitea's 0, a negative one, a string, a
+    /// fraction, null or none at all decode, each read both ways alike, the number nil when not a
+    /// whole number.
+    @Test(
+        arguments: [("0", 0), ("-1", -1), (#""1""#, nil), ("1.5", nil), ("null", nil), (nil, nil)] as [(String?, Int?)])
+    func anyStepNumberIsRead(number: String?, expected: Int?) throws {
+        let value = try number.map { try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed) }
+        let body = try editedJob("workflow_job.completed.attempt10-test.json") { job in
+            var steps = job["steps"] as? [[String: Any]] ?? []
+            steps[1]["number"] = value
+            job["steps"] = steps
+        }
+        for foundation in [false, true] {
+            let event = try WebhookDecoder.$decodesWithFoundation.withValue(foundation) {
+                try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: nil)
+            }
+            guard case .workflowJob(let decoded) = event else {
+                Issue.record("not a job: \(event)")
+                continue
+            }
+            #expect(decoded.job.steps[1].number == expected, "foundation: \(foundation)")
+            #expect(decoded.job.steps[1].name == "Run actions/checkout@v3")
+            #expect(decoded.job.steps.count == 12)
+        }
+    }
+
+    /// A step's times are read by nothing the card shows: an unparseable one is dropped, not a 400.
+    @Test func unparseableStepTimesAreDropped() throws {
+        let body = try editedJob("workflow_job.completed.attempt10-test.json") { job in
+            var steps = job["steps"] as? [[String: Any]] ?? []
+            steps[2]["started_at"] = "yesterday"
+            steps[3]["completed_at"] = 5
+            job["steps"] = steps
+        }
+        let event = try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: nil)
+        guard case .workflowJob(let decoded) = event else {
+            Issue.record("not a job: \(event)")
+            return
+        }
+        #expect(decoded.job.steps[2].startedAt == nil)
+        #expect(decoded.job.steps[2].completedAt != nil)
+        #expect(decoded.job.steps[3].completedAt == nil)
+    }
+
+    /// A failed step without a name is still a failure the job's card turns red for; an alert
+    /// then names no step rather than `""`.
+    @Test func anUnnamedFailedStepIsReadAndNamesNothing() throws {
+        let body = try editedJob("workflow_job.completed.failure.with-organization.json") { job in
+            var steps = job["steps"] as? [[String: Any]] ?? []
+            for index in steps.indices where steps[index]["conclusion"] as? String == "failure" {
+                steps[index]["name"] = nil
+            }
+            job["steps"] = steps
+        }
+        let event = try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: nil)
+        guard case .workflowJob(let decoded) = event else {
+            Issue.record("not a job: \(event)")
+            return
+        }
+        #expect(decoded.job.steps.contains { $0.conclusion == "failure" && $0.name.isEmpty })
+        let record = JobRecord(decoded)
+        #expect(record.failed)
+        #expect(record.failedStep == nil)
+    }
+
+    /// The action of a job delivery is its status: a payload without `status` is read by it.
+    @Test(arguments: [("queued", JobStatus.queued), ("in_progress", .inProgress), ("completed", .completed)])
+    func aJobWithoutStatusTakesItsAction(action: String, status: JobStatus) throws {
+        for absent in [true, false] {
+            let body = try edited("workflow_job.completed.attempt10-test.json") { payload in
+                payload["action"] = action
+                var job = payload["workflow_job"] as? [String: Any] ?? [:]
+                job["status"] = absent ? nil : NSNull()
+                payload["workflow_job"] = job
+            }
+            let event = try WebhookDecoder.decode(event: "workflow_job", body: body, contentType: nil)
+            guard case .workflowJob(let decoded) = event else {
+                Issue.record("not a job: \(event)")
+                return
+            }
+            #expect(decoded.job.status == status, "absent: \(absent)")
+        }
+    }
+
+    /// Gitea's `workflow_run` has no `name` or `path`: the top-level `workflow` object gives both,
+    /// and a run's own name, when it has one, wins.
+    @Test func aRunWithoutNameTakesTheWorkflowObjects() throws {
+        let gitea = try WebhookDecoder.decode(
+            event: "workflow_run", body: Fixtures.data("corpus/workflow_run.gitea-shaped-synthetic.in-progress.json"),
+            contentType: nil)
+        guard case .workflowRun(let decoded) = gitea else {
+            Issue.record("not a run: \(gitea)")
+            return
+        }
+        #expect(decoded.run.name == "CI")
+        #expect(decoded.run.path == ".gitea/workflows/ci.yml")
+        let named = try edited("workflow_run.completed.attempt10.json") { payload in
+            payload["workflow"] = ["name": "Other 🚧\u{202E}", "path": ".github/workflows/other.yml"]
+        }
+        guard
+            case .workflowRun(let own) = try WebhookDecoder.decode(event: "workflow_run", body: named, contentType: nil)
+        else {
+            Issue.record("not a run")
+            return
+        }
+        #expect(own.run.name != "Other 🚧\u{202E}")
+        #expect(own.run.path != ".github/workflows/other.yml")
+        let odd = try edited("workflow_run.requested.json") { payload in payload["workflow"] = "CI" }
+        #expect(throws: Never.self) { try WebhookDecoder.decode(event: "workflow_run", body: odd, contentType: nil) }
     }
 
     @Test func errorDescriptionsNameWhatToFix() {

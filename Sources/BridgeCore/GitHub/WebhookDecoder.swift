@@ -379,6 +379,12 @@ extension WebhookDecoder {
             case run = "workflow_run"
             case repository
             case sender
+            case workflow
+        }
+
+        enum WorkflowKeys: String, CodingKey {
+            case name
+            case path
         }
 
         init(from decoder: any Decoder) throws {
@@ -387,6 +393,21 @@ extension WebhookDecoder {
             run = try container.decode(WireRun.self, forKey: .run)
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
             sender = try container.decodeIfPresent(WireUser.self, forKey: .sender)?.login
+            // Gitea's run has no `name` or `path`; the top-level `workflow` object has both, and
+            // the card is labelled with the name. Read only to fill those in, never required.
+            if run.run.name?.isEmpty ?? true || run.run.path == nil, container.contains(.workflow),
+                let workflow = try? container.nestedContainer(keyedBy: WorkflowKeys.self, forKey: .workflow)
+            {
+                if run.run.name?.isEmpty ?? true,
+                    let name = try? workflow.decodeIfPresent(String.self, forKey: .name),
+                    !name.isEmpty
+                {
+                    run.run.name = name
+                }
+                if run.run.path == nil {
+                    run.run.path = try? workflow.decodeIfPresent(String.self, forKey: .path)
+                }
+            }
         }
 
         /// The top-level repository, else the copy inside `workflow_run`, else the run's web URL.
@@ -502,6 +523,9 @@ extension WebhookDecoder {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             action = try container.decodeIfPresent(String.self, forKey: .action) ?? ""
             job = try container.decode(WireJob.self, forKey: .job)
+            // A job's action names its status (`queued`, `waiting`, `in_progress`, `completed`):
+            // a payload without `status` is read by it rather than refused.
+            if !job.hasStatus { job.job.status = WebhookDecoder.jobStatus(action) }
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
             sender = try container.decodeIfPresent(WireUser.self, forKey: .sender)?.login
             // `decodeNil` throws for an absent key, hence `contains` first.
@@ -529,6 +553,8 @@ extension WebhookDecoder {
     private struct WireJob: Decodable {
         var job: WorkflowJob
         var runURL: String?
+        /// False when the payload had no `status` (absent or null): the delivery's action says it.
+        var hasStatus: Bool
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -560,7 +586,7 @@ extension WebhookDecoder {
                 workflowName: try container.decodeIfPresent(String.self, forKey: .workflowName),
                 headBranch: try container.decodeIfPresent(String.self, forKey: .headBranch),
                 headSHA: try container.decodeIfPresent(String.self, forKey: .headSHA),
-                status: WebhookDecoder.jobStatus(try container.decode(String.self, forKey: .status)),
+                status: WebhookDecoder.jobStatus(try container.decodeIfPresent(String.self, forKey: .status)),
                 conclusion: try container.decodeIfPresent(String.self, forKey: .conclusion),
                 createdAt: try container.decodeTimestamp(forKey: .createdAt),
                 startedAt: try container.decodeTimestamp(forKey: .startedAt),
@@ -571,11 +597,17 @@ extension WebhookDecoder {
                 htmlURL: try container.decodeIfPresent(String.self, forKey: .htmlURL)
             )
             runURL = try container.decodeIfPresent(String.self, forKey: .runURL)
+            // `decodeNil` throws for an absent key: absent and null both read as no status.
+            hasStatus = (try? container.decodeNil(forKey: .status)) == false
         }
     }
 
-    /// An entry of `workflow_job.steps`. `number` and `name` identify the step and are required;
-    /// a missing status is `queued`, like an unknown one.
+    /// An entry of `workflow_job.steps`. Nothing of it is required: the card never draws a job's
+    /// steps (only whether it has any, and an alert names the first failed one), so a field a
+    /// sender writes its own way is dropped rather than refusing the delivery, and with it every
+    /// job update GitHub will not send again. Gitea numbers steps from 0; a missing, null or
+    /// unreadable `number` is nil, a missing or unreadable `name` is `""`, a status `queued`, and an
+    /// unparseable time nil.
     private struct WireStep: Decodable {
         var step: JobStep
 
@@ -591,12 +623,12 @@ extension WebhookDecoder {
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             step = JobStep(
-                number: try container.decodeIdentifier(forKey: .number),
-                name: try container.decode(String.self, forKey: .name),
-                status: WebhookDecoder.jobStatus(try container.decodeIfPresent(String.self, forKey: .status)),
-                conclusion: try container.decodeIfPresent(String.self, forKey: .conclusion),
-                startedAt: try container.decodeTimestamp(forKey: .startedAt),
-                completedAt: try container.decodeTimestamp(forKey: .completedAt)
+                number: try? container.decodeIfPresent(Int.self, forKey: .number),
+                name: (try? container.decodeIfPresent(String.self, forKey: .name)) ?? "",
+                status: WebhookDecoder.jobStatus(try? container.decodeIfPresent(String.self, forKey: .status)),
+                conclusion: try? container.decodeIfPresent(String.self, forKey: .conclusion),
+                startedAt: container.lenientTimestamp(forKey: .startedAt),
+                completedAt: container.lenientTimestamp(forKey: .completedAt)
             )
         }
     }
@@ -648,6 +680,12 @@ extension WebhookDecoder {
 }
 
 extension KeyedDecodingContainer {
+    /// A timestamp nothing depends on: absent, null, not a string or unparseable is nil.
+    fileprivate func lenientTimestamp(forKey key: Key) -> UnixTime? {
+        guard let text = try? decodeIfPresent(String.self, forKey: key) else { return nil }
+        return GitHubTimestamp.parse(text)
+    }
+
     /// An optional timestamp field: absent or null is nil, unparseable is an error naming the field.
     fileprivate func decodeTimestamp(forKey key: Key) throws -> UnixTime? {
         guard let text = try decodeIfPresent(String.self, forKey: key) else { return nil }

@@ -65,7 +65,9 @@ public enum JobStatus: String, Sendable, Hashable, Comparable, Codable {
 
 /// One entry of a job's `steps[]`, a snapshot taken when the event was sent.
 public struct JobStep: Sendable, Equatable {
-    public var number: Int
+    /// As the sender numbers it (GitHub from 1, Gitea from 0); nil when it sent none the decoder
+    /// could read. Only the JSON dump shows it.
+    public var number: Int?
     public var name: String
     public var status: JobStatus
     public var conclusion: String?
@@ -73,7 +75,7 @@ public struct JobStep: Sendable, Equatable {
     public var completedAt: UnixTime?
 
     public init(
-        number: Int, name: String, status: JobStatus, conclusion: String? = nil, startedAt: UnixTime? = nil,
+        number: Int?, name: String, status: JobStatus, conclusion: String? = nil, startedAt: UnixTime? = nil,
         completedAt: UnixTime? = nil
     ) {
         self.number = number

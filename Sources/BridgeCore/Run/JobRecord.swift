@@ -51,8 +51,11 @@ public struct JobRecord: Sendable, Equatable, Codable {
             completedAt: job.status == .completed ? job.completedAt : nil,
             waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
             isCheckRun: checkRun, htmlURL: job.htmlURL,
-            failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed)?.name : nil)
+            failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed).flatMap(Self.stepName) : nil)
     }
+
+    /// The name an alert gives a step; nil for a step the payload left unnamed.
+    static func stepName(_ step: JobStep) -> String? { step.name.isEmpty ? nil : step.name }
 
     /// A step that failed or timed out: what an alert names.
     static func stepFailed(_ step: JobStep) -> Bool {

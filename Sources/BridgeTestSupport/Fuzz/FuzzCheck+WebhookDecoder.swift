@@ -91,7 +91,6 @@ extension FuzzCheck {
                 try checkTime(time, "workflow_job." + field)
             }
             for (index, step) in job.steps.enumerated() {
-                try checkIdentifier(step.number, "workflow_job.steps[\(index)].number")
                 try checkTime(step.startedAt, "workflow_job.steps[\(index)].started_at")
                 try checkTime(step.completedAt, "workflow_job.steps[\(index)].completed_at")
             }
