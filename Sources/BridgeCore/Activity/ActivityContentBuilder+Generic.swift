@@ -24,7 +24,7 @@ extension ActivityContentBuilder {
             return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true, step: current)
         }
         content["progress"] = .number(Self.rounded(Self.wholeRunProgress(plan)))
-        content["state"] = .string(Self.clip(note?.text ?? stateText(plan: plan), to: Self.textLimit))
+        content["state"] = .string(Self.clip(note?.text ?? stateText(plan: plan, run: run), to: Self.textLimit))
         // A failed job turns the bar red at once, as the steps card turns its segment red.
         content["accent_color"] = .string(plan.firstFailedGroup == nil ? Self.liveAccent : StepPalette.failed)
         return DesiredActivity(

@@ -29,6 +29,8 @@ public struct ActivityContentBuilder: Sendable {
         let total = plan.totalSteps
         let weights = Self.weights(for: plan)
         let current = end != nil ? total : plan.currentStep
+        // A run no job has described yet is one step standing for the whole run, named after it.
+        let labels = plan.groups.isEmpty ? [Self.runStepName(run)] : plan.groups.map(\.name)
         var content: [String: JSONValue] = [
             "template": "steps",
             "icon": .string(String(settings.icon.prefix(128))),
@@ -36,7 +38,7 @@ public struct ActivityContentBuilder: Sendable {
             "current_step": .number(Double(current)),
             "total_steps": .number(Double(total)),
             "step_rows": .array(Self.padded(plan.groups.map { .number(Double($0.rows)) }, to: total, with: 1)),
-            "step_labels": .array(Self.padded(plan.groups.map { .string(Self.label($0.name)) }, to: total, with: "")),
+            "step_labels": .array(Self.padded(labels.map { .string(Self.label($0)) }, to: total, with: "")),
         ]
         let note = run.currentActionNote
         content.merge(links(for: run, isEnd: end != nil, actions: actions, offers: offers, note: note)) { $1 }
@@ -44,9 +46,12 @@ public struct ActivityContentBuilder: Sendable {
             content["step_weights"] = .array(weights.map { .number($0) })
         }
         if settings.stepColors {
-            let colors = plan.groups.map { group in
-                group.hasFailure ? StepPalette.failed : StepPalette.color(forStepNamed: group.name)
-            }
+            let colors =
+                plan.groups.isEmpty
+                ? [Self.runStepColor(run, end: end)]
+                : plan.groups.map { group in
+                    group.hasFailure ? StepPalette.failed : StepPalette.color(forStepNamed: group.name)
+                }
             content["step_colors"] = .array(Self.padded(colors.map { .string($0) }, to: total, with: ""))
         }
         content["compact_label"] = Self.compactLabel(current: current, total: total)
@@ -56,7 +61,7 @@ public struct ActivityContentBuilder: Sendable {
             return DesiredActivity(run: run.key, content: content, window: nil, isFinal: true)
         }
         content["progress"] = .number(Self.rounded(progress(plan: plan, weighted: weights != nil)))
-        content["state"] = .string(Self.clip(note?.text ?? stateText(plan: plan), to: Self.textLimit))
+        content["state"] = .string(Self.clip(note?.text ?? stateText(plan: plan, run: run), to: Self.textLimit))
         content["accent_color"] = .string(Self.liveAccent)
         let window = plan.currentGroup.flatMap { group in
             group.estimate.map { LiveWindow(step: current, estimate: $0, startedAt: group.startedAt) }
@@ -138,18 +143,38 @@ public struct ActivityContentBuilder: Sendable {
         return Double(group.finishedJobCount) / Double(group.totalJobCount)
     }
 
-    /// What the card's headline says while the run goes.
-    func stateText(plan: StepPlan) -> String {
+    /// What the card's headline says while the run goes. Before a job starts it is the run's own
+    /// status, when a `workflow_run` delivery gave one: `In progress` once GitHub (or Gitea) says
+    /// so, rather than `Queued` for a run known only from those deliveries. It does not go back
+    /// to `Queued` when a queued job then arrives: the run is in progress all the same.
+    func stateText(plan: StepPlan, run: RunState? = nil) -> String {
         guard let group = plan.currentGroup else {
             if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first {
                 return Self.waitingText(environment)
             }
-            return "Queued"
+            switch run?.run?.status {
+            case .inProgress?, .completed?: return "In progress"
+            case .waiting?: return Self.waitingText("")
+            default: return "Queued"
+            }
         }
         if let environment = group.waitingEnvironment { return Self.waitingText(environment) }
         let name = Self.capitalized(group.name)
         guard group.totalJobCount > 1 else { return name }
         return "\(name) \(group.finishedJobCount)/\(group.totalJobCount)"
+    }
+
+    /// The label of the one step of a run no job has described yet: the workflow's name.
+    static func runStepName(_ run: RunState) -> String {
+        run.workflowName ?? "Run"
+    }
+
+    /// The tint of that step: by its name's kind as any step's, else the live blue; on the end
+    /// frame the conclusion's colour, since the step is the whole run.
+    static func runStepColor(_ run: RunState, end: EndAppearance?) -> String {
+        if let end { return end.accentColor }
+        let kind = StepPalette.color(forStepNamed: runStepName(run))
+        return kind.isEmpty ? liveAccent : kind
     }
 
     static func waitingText(_ environment: String) -> String {

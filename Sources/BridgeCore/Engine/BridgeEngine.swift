@@ -118,7 +118,8 @@ public struct BridgeEngine: Sendable {
             }
             return .applied(key)
         case .workflowJob(let delivery):
-            guard ["queued", "waiting", "in_progress", "completed"].contains(delivery.action) else {
+            // `started` is what the 2021 beta of the event called `in_progress`.
+            guard ["queued", "waiting", "in_progress", "started", "completed"].contains(delivery.action) else {
                 return .ignored(reason: "workflow_job action \(delivery.action) is not used")
             }
             let job = delivery.job
