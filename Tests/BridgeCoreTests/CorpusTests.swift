@@ -119,6 +119,22 @@ struct CorpusTests {
         #expect(final["step_labels"] == ["CI"] || final["step_labels"] == nil)
     }
 
+    /// The workflow's name is the sender's text: bidi controls, NUL, emoji and length go on the
+    /// card clipped to the label limit, within the contract.
+    @Test func aHostileWorkflowNameIsClippedOnTheRunStep() throws {
+        let name = "deploy \u{202E}gpj.exe\u{0} 🚀🚀 " + String(repeating: "ß", count: 300)
+        let script = RunScript(workflow: name)
+        var harness = BridgeHarness()
+        harness.play([script.run("requested", at: 0), script.run("in_progress", at: 1)])
+        #expect(harness.violations.isEmpty, "\(harness.violations)")
+        let content = try #require(harness.stored()?.content)
+        let label = try #require(content["step_labels"]?.arrayValue?.first?.stringValue)
+        #expect(label == ActivityContentBuilder.label(name))
+        #expect(label.count == ActivityContentBuilder.labelLimit)
+        #expect(content["step_colors"] == ["green"], "a deploy workflow's tint")
+        #expect(content["state"] == "In progress")
+    }
+
     /// GitHub's own payloads: `drone-go-scm` captured a run `in_progress` with no job of it.
     @Test(arguments: [
         "workflow_run.drone-go-scm.in_progress.json", "workflow_run.pkg-pr-new.in_progress-attempt2.json",
