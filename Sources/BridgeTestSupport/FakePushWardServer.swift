@@ -367,7 +367,8 @@ public final class FakePushWardServer: @unchecked Sendable {
             }
             method = .post
         case ("PATCH", _?):
-            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+            // The OpenAPI document names only this type (some prose says plain JSON is taken too).
+            guard contentType == "application/merge-patch+json" else {
                 return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
             }
             method = .patch
@@ -526,7 +527,8 @@ public final class FakePushWardServer: @unchecked Sendable {
             response.headers.append(("X-Resource-Action", existed ? "updated" : "created"))
             return response
         case "PATCH":
-            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+            // The OpenAPI document names only this type (some prose says plain JSON is taken too).
+            guard contentType == "application/merge-patch+json" else {
                 return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
             }
             let slug = String(request.path.dropFirst("/widgets/".count)).removingPercentEncoding ?? ""
