@@ -324,6 +324,7 @@ public actor BridgeService {
         engine.widgetSettings = configuration.widgets
         engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
+        engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing)
         return engine
     }
 
@@ -332,10 +333,12 @@ public actor BridgeService {
     /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
     func reloadFromStore() {
         do {
-            engine = Self.configured(
-                try database.loadEngine(
-                    settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970),
-                configuration)
+            // The requests of the current window were sent all the same: the pacer keeps them.
+            let pacer = engine.pacer
+            var loaded = try database.loadEngine(
+                settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970)
+            loaded.pacer = pacer
+            engine = Self.configured(loaded, configuration)
             needsReload = false
         } catch {
             needsReload = true
@@ -355,6 +358,7 @@ public actor BridgeService {
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         guard leadsTrusted() else { return [] }
         let due = engine.dueRequests(at: now, inFlight: inFlight.union(cardsClaimedElsewhere(at: now)))
+        countPacerHeld()
         guard claim(due.map(\.request.slug), at: now) else { return [] }
         inFlight.formUnion(due.map(\.request.slug))
         planAlertsOfFinishedRuns()
@@ -413,7 +417,35 @@ public actor BridgeService {
         case .quotaExhausted: "quota_exhausted"
         case .unauthorized: "unauthorized"
         case .targetRefused: "target_refused"
+        case .roomNeeded: "room_needed"
         }
+    }
+
+    /// Adds what the pacer held back since the last count to `/metrics`.
+    func countPacerHeld() {
+        for (tier, count) in engine.takePacerHeld() where count > 0 {
+            metrics.add("pushward_requests_paced_total", Double(count), labels: ["tier": tier.label])
+        }
+    }
+
+    /// Whether a request outside the cards, widgets and alerts (a read: `GET /auth/me`, `GET
+    /// /activities`) may go to PushWard now; takes the pacer's room when it does. When not, the
+    /// time to ask again.
+    public func admitRead(at now: UnixTime) -> (admitted: Bool, retryAt: UnixTime) {
+        let admitted = engine.admitPaced(.reading, at: now)
+        countPacerHeld()
+        let retryAt =
+            [engine.gate.rateLimitedUntil, engine.pacer?.roomAt(for: .reading, after: now)]
+            .compactMap { $0 }.filter { $0 > now }.max() ?? now + 1
+        return (admitted, retryAt)
+    }
+
+    /// A request outside the cards met `429 rate_limit.exceeded`: everything waits, in one place.
+    public func noteRateLimited(retryAfter: Double?, at now: UnixTime) {
+        let until = engine.noteRateLimited(retryAfter: retryAfter, at: now)
+        logger.warning("PushWard rate limit reached; every request waits", ["push.resume_at": .number(until)])
+        persistChanges(at: now)
+        wakeups.signal()
     }
 
     /// One log line per decision, at the level a person should see it.
@@ -460,6 +492,18 @@ public actor BridgeService {
         case .targetRefused(let detail):
             metadata["push.problem"] = .string(detail)
             if !targetsWereRefused { sayTargetsRefused(metadata) }
+        case .roomNeeded(let freeing, let retryAt):
+            metadata["push.retry_at"] = .number(retryAt)
+            if let freeing {
+                metadata["activity.freeing"] = .string(freeing)
+                logger.notice(
+                    "PushWard's account holds 50 activities: deleting the bridge's oldest ended one, then creating",
+                    metadata)
+            } else {
+                logger.warning(
+                    "PushWard's account holds 50 activities and none of the bridge's can be deleted yet: the run waits",
+                    metadata)
+            }
         }
     }
 

@@ -26,6 +26,8 @@ public struct ServiceSnapshot: Sendable {
     /// Notifications PushWard counted this period and the allowance (nil: unlimited), from the
     /// last `GET /auth/me`; nil until one was read.
     public var notifications: (used: Int, limit: Int?)?
+    /// The request pacer as of the last step; nil when the engine has none.
+    public var pacer: RequestPacer?
 
     /// The snapshot of `engine`, with `inFlight` requests out.
     init(engine: BridgeEngine, inFlight: Int) {
@@ -43,6 +45,24 @@ public struct ServiceSnapshot: Sendable {
         budget = engine.budget
         levelInForce = engine.levelInForce
         arrivals = engine.arrivals
+        pacer = engine.pacer
+    }
+
+    /// What the pacer admitted in the window ending now, and its limit: how close the bridge is
+    /// to PushWard's per-minute limit.
+    func pacerGauges(at now: UnixTime) -> [Gauge] {
+        guard let pacer else { return [] }
+        return [
+            (
+                "pushward_pacer_window_requests",
+                "Requests to PushWard admitted in the pacer's window (pushward.rate_window) ending now.", [:],
+                Double(pacer.used(at: now))
+            ),
+            (
+                "pushward_pacer_limit", "Requests to PushWard the pacer admits in a window (requests_per_minute).",
+                [:], Double(pacer.settings.limit)
+            ),
+        ]
     }
 
     /// Counts the runs not finished and the cards not ended: a pass over everything held, which
@@ -97,7 +117,7 @@ public struct ServiceSnapshot: Sendable {
                 Double(deliveriesWaiting)
             ),
         ]
-            + budgetGauges(at: now)
+            + budgetGauges(at: now) + pacerGauges(at: now)
             // Only when a checkpointer runs: a zero would claim one keeps up.
             + (wal.map { snapshot in
                 [

@@ -44,6 +44,11 @@ public struct InMemoryPushWard: Sendable {
         let violations = ContractValidator.validate(request, stored: stored, at: now)
         let status: Int
         switch request.method {
+        case .delete where stored == nil:
+            status = 404
+        case .delete:
+            activities[request.slug] = nil
+            status = 204
         case .post where violations.isEmpty:
             activities[request.slug] = PushWardActivityModel.create(request.body, existing: stored)
             status = 201
