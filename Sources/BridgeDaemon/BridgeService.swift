@@ -324,7 +324,8 @@ public actor BridgeService {
         engine.widgetSettings = configuration.widgets
         engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
-        engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing)
+        // Paced only when requests reach PushWard: dry-run (no key) sends nothing to count.
+        if configuration.apiKey != nil { engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing) }
         return engine
     }
 
