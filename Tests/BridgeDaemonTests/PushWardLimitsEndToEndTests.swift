@@ -4,6 +4,10 @@ import BridgeTestSupport
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The bridge against a fake PushWard that enforces the documented limits: 200 requests a minute
 /// per address (in a time-compressed minute, the bridge's pacer scaled the same way through
 /// `pushward.rate_window`) and 50 activities an account, ended ones included until deleted.
@@ -75,6 +79,13 @@ struct PushWardLimitsEndToEndTests {
             await DispatchEndToEndTests.eventually(timeout: 90) {
                 runs.allSatisfy { fake.activities[Self.slug($0)]?.state == "ended" }
             })
+        // What the pacer held is counted, and its limit shown, in /metrics.
+        let scrape = URLRequest(url: URL(string: "http://127.0.0.1:\(bridge.daemon.adminPort)/metrics")!)
+        let (_, metrics) = try await MetricsTests.send(scrape)
+        #expect(MetricsTests.sample(metrics, "pushward_bridge_pushward_pacer_limit") == 120)
+        #expect(
+            (MetricsTests.sample(metrics, #"pushward_bridge_pushward_requests_paced_total{tier="starting"}"#) ?? 0) > 0,
+            "\(metrics)")
         await bridge.daemon.shutdown()
 
         let requests = fake.requests
