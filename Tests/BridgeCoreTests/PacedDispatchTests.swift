@@ -78,6 +78,24 @@ struct PacedDispatchTests {
         #expect(engine.dueRequests(at: Self.start, inFlight: []).count == 12)
     }
 
+    @Test("widgets take the pacer's room as upkeep; a 429 to one pauses the cards as well")
+    func widgetsPaced() throws {
+        var engine = BridgeEngine(settings: Self.settings)
+        engine.widgetSettings = [WidgetSettings(slug: "ci-widget", name: "CI")]
+        engine.pacer = RequestPacer(settings: .init(limit: 2, window: 60))
+        _ = engine.receive(Self.script(1).run("requested", at: 0), at: Self.start)
+        // The upkeep share of 2 is 1: the card's create takes it, the widget waits for room.
+        #expect(engine.dueRequests(at: Self.start, inFlight: []).map(\.kind) == [.create])
+        #expect(engine.dueWidgetRequests(at: Self.start, inFlight: []).isEmpty)
+        #expect(engine.nextWakeup(after: Self.start) == Self.start + 60)
+        let widget = try #require(engine.dueWidgetRequests(at: Self.start + 60, inFlight: []).first)
+        let limited = PushWardProblem(status: 429, code: "rate_limit.exceeded", retryAfter: 30)
+        _ = engine.handleWidget(.problem(limited), for: widget, at: Self.start + 60)
+        #expect(engine.gate.rateLimitedUntil == Self.start + 90, "one pause for every request")
+        _ = engine.receive(Self.script(2).run("requested", at: 0), at: Self.start + 61)
+        #expect(engine.dueRequests(at: Self.start + 61, inFlight: []).isEmpty)
+    }
+
     @Test("PushWard's 429 to a widget, an alert or a read pauses the cards too, for its Retry-After")
     func rateLimitPausesEverything() {
         var engine = BridgeEngine(settings: Self.settings)
