@@ -20,6 +20,13 @@ extension BridgeEngine {
         pacer?.beginTurn()
         var wanted: [PlannedRequest] = []
         let candidates = takeDueSlugs(at: now)
+        // No room even for an end frame: nothing is decided (deciding is most of a turn's cost,
+        // and under a burst thousands of cards may wait); all of it is looked at when room comes.
+        if let pacer, !candidates.isEmpty, !pacer.hasRoom(for: .ending, at: now) {
+            markDirty(candidates)
+            self.pacer?.wait(for: .ending)
+            return []
+        }
         for (index, slug) in candidates.enumerated() where !inFlight.contains(slug) {
             guard gate.blockedUntil(at: now) == nil else {
                 markDirty(candidates[index...])

@@ -107,6 +107,12 @@ public struct RequestPacer: Sendable, Equatable {
         waiting = min(waiting ?? tier, tier)
     }
 
+    /// Notes that requests wait for room for `tier` without counting any as held: a turn that
+    /// found no room at all, before deciding what it would have sent.
+    public mutating func wait(for tier: Tier) {
+        waiting = min(waiting ?? tier, tier)
+    }
+
     /// Starts a planning turn: what waited is asked again in it.
     public mutating func beginTurn() {
         waiting = nil
