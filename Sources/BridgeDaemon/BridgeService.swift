@@ -600,10 +600,14 @@ public actor BridgeService {
         }
     }
 
-    /// What the status page says above the runs: a refusal a maintainer has to act on.
+    /// What the status page says above the runs: a refusal a maintainer has to act on, and the
+    /// pacer holding requests back.
     public nonisolated func notices() -> [String] {
-        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else { return [] }
-        return [
+        let pacing = snapshots.snapshot.pacerNotice(at: Date().timeIntervalSince1970).map { [$0] } ?? []
+        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else {
+            return pacing
+        }
+        return pacing + [
             "PushWard refused a routing target at \(GitHubTimestamp.format(refused)): the API key is a personal one, "
                 + "which cannot route. Cards and alerts go to everyone the key reaches; use an organisation key "
                 + "for routing to take effect."

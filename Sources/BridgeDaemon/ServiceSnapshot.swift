@@ -48,6 +48,15 @@ public struct ServiceSnapshot: Sendable {
         pacer = engine.pacer
     }
 
+    /// What the status page says while the pacer holds requests back: how much of the window is
+    /// used, and that what waits goes out (end frames first) as room comes. Nil while nothing waits.
+    func pacerNotice(at now: UnixTime) -> String? {
+        guard let pacer, pacer.waiting != nil else { return nil }
+        let window = pacer.settings.window == 60 ? "minute" : "\(Int(pacer.settings.window)) s"
+        return "Pacing requests to PushWard: \(pacer.used(at: now)) of \(pacer.settings.limit) in the last \(window) "
+            + "(pushward.requests_per_minute). Changes wait for room and go out merged, end frames first."
+    }
+
     /// What the pacer admitted in the window ending now, and its limit: how close the bridge is
     /// to PushWard's per-minute limit.
     func pacerGauges(at now: UnixTime) -> [Gauge] {
