@@ -38,6 +38,9 @@ public actor BridgeService {
     public nonisolated let sendsButtons: Bool
     /// Whether home-screen widgets are configured: the dispatcher asks for their requests.
     public nonisolated let sendsWidgets: Bool
+    /// Whether requests are paced (`RequestPacer`): they are when an API key sends them to
+    /// PushWard. Without, a read need not queue on the service to be admitted.
+    public nonisolated let pacesRequests: Bool
     /// Widgets whose request is out: at most one at a time each.
     var widgetsInFlight: Set<String> = []
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -88,6 +91,7 @@ public actor BridgeService {
         self.sendsAlerts = configuration.sendsNotifications
         self.sendsButtons = configuration.actions != nil
         self.sendsWidgets = !configuration.widgets.isEmpty
+        self.pacesRequests = configuration.apiKey != nil
         self.logger = logger
         self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
         self.answers = answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) }

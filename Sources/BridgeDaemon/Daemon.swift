@@ -300,10 +300,12 @@ public final class Daemon: @unchecked Sendable {
     static func readBudget(service: BridgeService, transport: any PushWardTransport, logger: Logger) async {
         while !Task.isCancelled {
             // A read is a request like any other to PushWard's per-minute limit: the pacer's.
-            let (admitted, retryAt) = await service.admitRead(at: Date().timeIntervalSince1970)
-            guard admitted else {
-                try? await Task.sleep(for: .seconds(max(0.05, retryAt - Date().timeIntervalSince1970)))
-                continue
+            if service.pacesRequests {
+                let (admitted, retryAt) = await service.admitRead(at: Date().timeIntervalSince1970)
+                guard admitted else {
+                    try? await Task.sleep(for: .seconds(max(0.05, retryAt - Date().timeIntervalSince1970)))
+                    continue
+                }
             }
             switch await transport.usage() {
             case .usage(let usage):
