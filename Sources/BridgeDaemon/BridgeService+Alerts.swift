@@ -50,6 +50,7 @@ extension BridgeService {
         }
         do {
             var held = false
+            var paced = false
             let records = try database.dueAlerts(at: now).filter { !alerts.inFlight.contains($0.id) }
                 .compactMap { record -> AlertRecord? in
                     switch link(record, at: now) {
@@ -57,11 +58,17 @@ extension BridgeService {
                         held = true
                         return nil
                     case .send(let body):
+                        // The pacer's room, as a card's start would take it; none: the next turn.
+                        guard !paced, engine.admitPaced(.starting, at: now) else {
+                            paced = true
+                            return nil
+                        }
                         var ready = record
                         ready.body = body
                         return ready
                     }
                 }
+            countPacerHeld()
             if !records.isEmpty {
                 try database.write { database in
                     for record in records { try database.startAlertAttempt(record.id, at: now) }
@@ -72,6 +79,13 @@ extension BridgeService {
             if !alerts.inFlight.isEmpty || held, alerts.nextDue.map({ $0 <= now + 0.001 }) == true {
                 // Everything due is out, or waits for its card: look again in a second.
                 alerts.nextDue = now + 1
+            }
+            if paced {
+                // Looked at again when the pacer has room, or PushWard's rate limit lifts.
+                let room =
+                    [engine.pacer?.roomAt(for: .starting, after: now), engine.gate.rateLimitedUntil]
+                    .compactMap { $0 }.filter { $0 > now }.max() ?? now + 1
+                alerts.nextDue = min(alerts.nextDue ?? room, room)
             }
             return records.map { record in
                 var started = record
@@ -143,6 +157,10 @@ extension BridgeService {
                 if let delivery, delivery != "all" { metadata["alert.delivery"] = .string(shown) }
                 logger.info(dryRun ? "alert recorded (dry run)" : "alert sent", metadata)
             case .retry(let at):
+                if case .problem(let problem) = answer, problem.status == 429 {
+                    // PushWard's per-minute limit holds every request, not this alert alone.
+                    noteRateLimited(retryAfter: problem.retryAfter, at: now)
+                }
                 try database.finishAlertAttempt(
                     record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: at,
                     at: now)

@@ -10,6 +10,7 @@ extension BridgeService {
     public func dueWidgetRequests(at now: UnixTime) -> [PlannedWidgetRequest] {
         guard leadsTrusted() else { return [] }
         let due = engine.dueWidgetRequests(at: now, inFlight: widgetsInFlight)
+        countPacerHeld()
         widgetsInFlight.formUnion(due.map(\.request.slug))
         return due
     }

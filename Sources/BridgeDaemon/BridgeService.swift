@@ -38,6 +38,9 @@ public actor BridgeService {
     public nonisolated let sendsButtons: Bool
     /// Whether home-screen widgets are configured: the dispatcher asks for their requests.
     public nonisolated let sendsWidgets: Bool
+    /// Whether requests are paced (`RequestPacer`): they are when an API key sends them to
+    /// PushWard. Without, a read need not queue on the service to be admitted.
+    public nonisolated let pacesRequests: Bool
     /// Widgets whose request is out: at most one at a time each.
     var widgetsInFlight: Set<String> = []
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
@@ -88,6 +91,7 @@ public actor BridgeService {
         self.sendsAlerts = configuration.sendsNotifications
         self.sendsButtons = configuration.actions != nil
         self.sendsWidgets = !configuration.widgets.isEmpty
+        self.pacesRequests = configuration.apiKey != nil
         self.logger = logger
         self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
         self.answers = answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) }
@@ -324,6 +328,8 @@ public actor BridgeService {
         engine.widgetSettings = configuration.widgets
         engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
+        // Paced only when requests reach PushWard: dry-run (no key) sends nothing to count.
+        if configuration.apiKey != nil { engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing) }
         return engine
     }
 
@@ -332,10 +338,12 @@ public actor BridgeService {
     /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
     func reloadFromStore() {
         do {
-            engine = Self.configured(
-                try database.loadEngine(
-                    settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970),
-                configuration)
+            // The requests of the current window were sent all the same: the pacer keeps them.
+            let pacer = engine.pacer
+            var loaded = try database.loadEngine(
+                settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970)
+            loaded.pacer = pacer
+            engine = Self.configured(loaded, configuration)
             needsReload = false
         } catch {
             needsReload = true
@@ -355,6 +363,7 @@ public actor BridgeService {
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         guard leadsTrusted() else { return [] }
         let due = engine.dueRequests(at: now, inFlight: inFlight.union(cardsClaimedElsewhere(at: now)))
+        countPacerHeld()
         guard claim(due.map(\.request.slug), at: now) else { return [] }
         inFlight.formUnion(due.map(\.request.slug))
         planAlertsOfFinishedRuns()
@@ -413,7 +422,35 @@ public actor BridgeService {
         case .quotaExhausted: "quota_exhausted"
         case .unauthorized: "unauthorized"
         case .targetRefused: "target_refused"
+        case .roomNeeded: "room_needed"
         }
+    }
+
+    /// Adds what the pacer held back since the last count to `/metrics`.
+    func countPacerHeld() {
+        for (tier, count) in engine.takePacerHeld() where count > 0 {
+            metrics.add("pushward_requests_paced_total", Double(count), labels: ["tier": tier.label])
+        }
+    }
+
+    /// Whether a request outside the cards, widgets and alerts (a read: `GET /auth/me`, `GET
+    /// /activities`) may go to PushWard now; takes the pacer's room when it does. When not, the
+    /// time to ask again.
+    public func admitRead(at now: UnixTime) -> (admitted: Bool, retryAt: UnixTime) {
+        let admitted = engine.admitPaced(.reading, at: now)
+        countPacerHeld()
+        let retryAt =
+            [engine.gate.rateLimitedUntil, engine.pacer?.roomAt(for: .reading, after: now)]
+            .compactMap { $0 }.filter { $0 > now }.max() ?? now + 1
+        return (admitted, retryAt)
+    }
+
+    /// A request outside the cards met `429 rate_limit.exceeded`: everything waits, in one place.
+    public func noteRateLimited(retryAfter: Double?, at now: UnixTime) {
+        let until = engine.noteRateLimited(retryAfter: retryAfter, at: now)
+        logger.warning("PushWard rate limit reached; every request waits", ["push.resume_at": .number(until)])
+        persistChanges(at: now)
+        wakeups.signal()
     }
 
     /// One log line per decision, at the level a person should see it.
@@ -460,6 +497,18 @@ public actor BridgeService {
         case .targetRefused(let detail):
             metadata["push.problem"] = .string(detail)
             if !targetsWereRefused { sayTargetsRefused(metadata) }
+        case .roomNeeded(let freeing, let retryAt):
+            metadata["push.retry_at"] = .number(retryAt)
+            if let freeing {
+                metadata["activity.freeing"] = .string(freeing)
+                logger.notice(
+                    "PushWard's account holds 50 activities: deleting the bridge's oldest ended one, then creating",
+                    metadata)
+            } else {
+                logger.warning(
+                    "PushWard's account holds 50 activities and none of the bridge's can be deleted yet: the run waits",
+                    metadata)
+            }
         }
     }
 
@@ -555,10 +604,14 @@ public actor BridgeService {
         }
     }
 
-    /// What the status page says above the runs: a refusal a maintainer has to act on.
+    /// What the status page says above the runs: a refusal a maintainer has to act on, and the
+    /// pacer holding requests back.
     public nonisolated func notices() -> [String] {
-        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else { return [] }
-        return [
+        let pacing = snapshots.snapshot.pacerNotice(at: Date().timeIntervalSince1970).map { [$0] } ?? []
+        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else {
+            return pacing
+        }
+        return pacing + [
             "PushWard refused a routing target at \(GitHubTimestamp.format(refused)): the API key is a personal one, "
                 + "which cannot route. Cards and alerts go to everyone the key reaches; use an organisation key "
                 + "for routing to take effect."

@@ -266,6 +266,8 @@ public enum ConfigurationLoader {
                 "min_update_interval": .number(activity.minUpdateInterval),
                 "fidelity": .string(activity.fidelity.rawValue), "coalesce": .number(activity.coalesce),
                 "max_updates_per_hour": .number(Double(activity.maxUpdatesPerHour)),
+                "requests_per_minute": .number(Double(configuration.pacing.limit)),
+                "rate_window": .number(configuration.pacing.window),
                 "budget": {
                     switch configuration.pushwardBudget {
                     case .auto: JSONValue.string("auto")

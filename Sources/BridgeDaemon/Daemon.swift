@@ -299,10 +299,21 @@ public final class Daemon: @unchecked Sendable {
     /// quota is spent, and hands it to the planner. A failed read leaves the last known budget.
     static func readBudget(service: BridgeService, transport: any PushWardTransport, logger: Logger) async {
         while !Task.isCancelled {
+            // A read is a request like any other to PushWard's per-minute limit: the pacer's.
+            if service.pacesRequests {
+                let (admitted, retryAt) = await service.admitRead(at: Date().timeIntervalSince1970)
+                guard admitted else {
+                    try? await Task.sleep(for: .seconds(max(0.05, retryAt - Date().timeIntervalSince1970)))
+                    continue
+                }
+            }
             switch await transport.usage() {
             case .usage(let usage):
                 await service.updateBudget(usage, at: Date().timeIntervalSince1970)
             case .problem(let problem):
+                if problem.status == 429, problem.code != "quota.exceeded" {
+                    await service.noteRateLimited(retryAfter: problem.retryAfter, at: Date().timeIntervalSince1970)
+                }
                 logger.warning(
                     "could not read the PushWard budget (GET /auth/me); planning with the last known one",
                     ["push.status": .number(Double(problem.status)), "push.problem": .string(problem.summary)])

@@ -25,7 +25,11 @@ public struct DryRunTransport: PushWardTransport {
 
     public func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer {
         guard gate?.allows() ?? true else { return .noAnswer(reason: "withheld") }
-        return .success(status: request.method == .post ? 201 : 200)
+        switch request.method {
+        case .post: return .success(status: 201)
+        case .patch: return .success(status: 200)
+        case .delete: return .success(status: 204)
+        }
     }
 
     public func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer {

@@ -26,6 +26,8 @@ public struct ServiceSnapshot: Sendable {
     /// Notifications PushWard counted this period and the allowance (nil: unlimited), from the
     /// last `GET /auth/me`; nil until one was read.
     public var notifications: (used: Int, limit: Int?)?
+    /// The request pacer as of the last step; nil when the engine has none.
+    public var pacer: RequestPacer?
 
     /// The snapshot of `engine`, with `inFlight` requests out.
     init(engine: BridgeEngine, inFlight: Int) {
@@ -43,6 +45,33 @@ public struct ServiceSnapshot: Sendable {
         budget = engine.budget
         levelInForce = engine.levelInForce
         arrivals = engine.arrivals
+        pacer = engine.pacer
+    }
+
+    /// What the status page says while the pacer holds requests back: how much of the window is
+    /// used, and that what waits goes out (end frames first) as room comes. Nil while nothing waits.
+    func pacerNotice(at now: UnixTime) -> String? {
+        guard let pacer, pacer.waiting != nil else { return nil }
+        let window = pacer.settings.window == 60 ? "minute" : "\(Int(pacer.settings.window)) s"
+        return "Pacing requests to PushWard: \(pacer.used(at: now)) of \(pacer.settings.limit) in the last \(window) "
+            + "(pushward.requests_per_minute). Changes wait for room and go out merged, end frames first."
+    }
+
+    /// What the pacer admitted in the window ending now, and its limit: how close the bridge is
+    /// to PushWard's per-minute limit.
+    func pacerGauges(at now: UnixTime) -> [Gauge] {
+        guard let pacer else { return [] }
+        return [
+            (
+                "pushward_pacer_window_requests",
+                "Requests to PushWard admitted in the pacer's window (pushward.rate_window) ending now.", [:],
+                Double(pacer.used(at: now))
+            ),
+            (
+                "pushward_pacer_limit", "Requests to PushWard the pacer admits in a window (requests_per_minute).",
+                [:], Double(pacer.settings.limit)
+            ),
+        ]
     }
 
     /// Counts the runs not finished and the cards not ended: a pass over everything held, which
@@ -97,7 +126,7 @@ public struct ServiceSnapshot: Sendable {
                 Double(deliveriesWaiting)
             ),
         ]
-            + budgetGauges(at: now)
+            + budgetGauges(at: now) + pacerGauges(at: now)
             // Only when a checkpointer runs: a zero would claim one keeps up.
             + (wal.map { snapshot in
                 [

@@ -55,6 +55,7 @@ public enum ContractValidator {
         switch request.method {
         case .post: validatePost(request)
         case .patch: validatePatch(request, stored: stored, at: now)
+        case .delete: request.body.isNull ? [] : [ContractViolation(field: "body", rule: "a DELETE has no body")]
         }
     }
 

@@ -89,7 +89,12 @@ public struct InMemoryPushWard: Sendable {
         let entry: Entry
         switch request.method {
         case .post: entry = post(request, at: now)
-        default: entry = patch(request, at: now, upsert: upsert)
+        case .patch: entry = patch(request, at: now, upsert: upsert)
+        case .delete:
+            let violations = ContractValidator.validate(request, stored: activities[request.slug], at: now)
+            entry = Entry(
+                request: request, at: now, status: violations.isEmpty ? delete(request.slug, at: now) : 422,
+                violations: violations)
         }
         if entry.status == 200 || entry.status == 201 { quota.charge(at: now) }
         log.append(entry)

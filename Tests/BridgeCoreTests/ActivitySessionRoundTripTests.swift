@@ -39,6 +39,10 @@ struct ActivitySessionRoundTripTests {
         session.recentUpdates = [1_700_000_100.5, 1_700_000_200, 1_700_000_300.125]
         session.totalUpdates = 42
         session.acknowledgedStep = 4
+        session.endedAt = 1_700_000_200.25
+        session.deletionRequestedAt = 1_700_000_300.5
+        session.deletedAt = 1_700_000_301.75
+        session.waitsForRoom = true
         return session
     }
 

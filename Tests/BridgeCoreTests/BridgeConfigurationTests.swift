@@ -36,7 +36,9 @@ struct BridgeConfigurationTests {
             "stale_ttl": 7200,
             "end_delay": "10s",
             "end_display_time": "3s",
-            "min_update_interval": "2s"
+            "min_update_interval": "2s",
+            "requests_per_minute": 90,
+            "rate_window": "30s"
           },
           "activity": {
             "scope": "workflow",
@@ -73,6 +75,7 @@ struct BridgeConfigurationTests {
         expected.activity.staleTTL = 7_200
         expected.activity.endDelay = 10
         expected.activity.endDisplayTime = 3
+        expected.pacing = RequestPacer.Settings(limit: 90, window: 30)
         expected.activity.minUpdateInterval = 2
         expected.activity.scope = .workflow
         expected.activity.template = .generic

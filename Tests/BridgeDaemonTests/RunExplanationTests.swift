@@ -53,6 +53,27 @@ struct RunExplanationTests {
         #expect(sentences.contains { $0.contains("holds the card") })
     }
 
+    @Test("a create that met the account's 50 and the deletion of the ended activity are both told")
+    func accountRoom() throws {
+        var harness = BridgeHarness()
+        harness.play(RunScript().deliveries(waves: Self.waves))
+        var facts = try Self.facts(harness, runID: 9_000)
+        let key = facts.run.state.key
+        let slug = facts.run.slug
+        let room = RequestRecord(
+            slug: slug, run: key, kind: "create", method: "POST", path: "/activities", body: "{}",
+            sentAt: 1_700_000_001, status: 409, outcome: "room_needed",
+            detail: "409 activity.limit_exceeded: activity limit reached (max 50)")
+        let deletion = RequestRecord(
+            slug: slug, run: key, kind: "delete", method: "DELETE", path: "/activities/\(slug)", body: "null",
+            sentAt: 1_700_001_000, status: 204, outcome: "acknowledged", detail: nil)
+        facts.requests = [room] + facts.requests + [deletion]
+        let sentences = RunExplanation.sentences(facts)
+        #expect(
+            sentences.contains { $0.contains("limit of 50 activities") && $0.contains("max 50") }, "\(sentences)")
+        #expect(sentences.contains { $0.contains("deleted from PushWard at 2023-11-14T22:30:00Z") }, "\(sentences)")
+    }
+
     @Test("a run a newer one took the card from says so")
     func superseded() throws {
         var harness = BridgeHarness()

@@ -280,6 +280,42 @@ struct BridgeDatabaseTests {
         #expect(loaded.runs[finishedKey] == engine.runs[finishedKey])
     }
 
+    @Test(
+        "an ended card whose activity is still to be deleted is loaded at start; once deleted, it is not", .onEachEngine
+    )
+    func endedCardsToDelete() throws {
+        let location = try TestStore.location(in: directory.url.path)
+        var settings = ActivitySettings()
+        settings.endDelay = 0
+        settings.endDisplayTime = 0
+        settings.minUpdateInterval = 0
+        settings.endedTTL = 600
+        var engine = BridgeEngine(settings: settings)
+        let script = RunScript(runID: 5, runNumber: 5, firstJobID: 500)
+        var database: BridgeDatabase? = try BridgeDatabase(location: location)
+        let ended = try drive(
+            &engine, script.deliveries(waves: [[RunScript.Job("lint", duration: 20)]]),
+            database: try #require(database), from: 1_800_000_000)
+        let slug = try #require(engine.sessions.keys.first)
+        #expect(engine.sessions[slug]?.phase == .ended)
+        database = nil
+
+        var reopened: BridgeDatabase? = try BridgeDatabase(location: location)
+        var loaded = try #require(reopened).loadEngine(settings: settings, filter: DeliveryFilter(), at: ended + 300)
+        #expect(loaded.sessions[slug] == engine.sessions[slug], "the DELETE would be lost with the card")
+        let due = loaded.dueRequests(at: ended + 600, inFlight: [])
+        #expect(due.map(\.kind) == [.delete])
+        for planned in due { loaded.acknowledge(planned, at: ended + 600) }
+        let changes = loaded.takeChanges()
+        try #require(reopened).write { try $0.save(loaded.rows(for: changes, at: ended + 600), at: ended + 600) }
+        reopened = nil
+
+        let again = try BridgeDatabase(location: location)
+        let restarted = try again.loadEngine(settings: settings, filter: DeliveryFilter(), at: ended + 700)
+        #expect(restarted.sessions[slug] == nil, "a deleted card stays in storage only")
+        #expect(try again.session(slug: slug)?.stored.session.deletedAt == ended + 600)
+    }
+
     @Test("hostile names (U+0000, bidi overrides, emoji) come back exactly from the state", .onEachEngine)
     func hostileNamesRoundTrip() throws {
         let location = try TestStore.location(in: directory.url.path)

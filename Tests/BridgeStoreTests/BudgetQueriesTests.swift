@@ -17,12 +17,26 @@ struct BudgetQueriesTests {
         database = try TestStore.open(in: url.path)
     }
 
-    func push(at time: UnixTime, status: Int?, outcome: String = "acknowledged") throws {
+    func push(at time: UnixTime, status: Int?, outcome: String = "acknowledged", method: String = "PATCH") throws {
         try database.insert(
             RequestRecord(
-                slug: "gh-1", run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), kind: "update",
-                method: "PATCH", path: "/activities/gh-1", body: "{}", sentAt: time, status: status, outcome: outcome,
-                detail: nil))
+                slug: "gh-1", run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1),
+                kind: method == "DELETE" ? "delete" : "update", method: method, path: "/activities/gh-1", body: "{}",
+                sentAt: time, status: status, outcome: outcome, detail: nil))
+    }
+
+    @Test("a DELETE is a request, not an update: the history keeps it, the per-day count leaves it out")
+    func deletionsAreNoUpdates() throws {
+        let day = 1_796_083_200.0  // 2026-12-01T00:00:00Z
+        try push(at: day + 10, status: 200)
+        try push(at: day + 20, status: 204, method: "DELETE")
+        try push(at: day + 86_400 + 10, status: 204, method: "DELETE")
+        try push(at: day + 86_400 + 20, status: 200)
+        // The first day counted from `pushes`, the second through the per-day table's trigger.
+        let counts = try database.acknowledgedRequestsPerDay(since: day)
+        #expect(counts.map(\.count) == [1, 1])
+        let recorded = try database.requests(for: RunKey(repository: "acme/widgets", runID: 1, attempt: 1))
+        #expect(recorded.filter { $0.method == "DELETE" }.count == 2)
     }
 
     func run(_ id: Int, updatedAt: UnixTime, state: String) throws {

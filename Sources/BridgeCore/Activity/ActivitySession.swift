@@ -54,6 +54,19 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     /// The step the acknowledged frame showed, for a template whose content does not say (generic).
     public var acknowledgedStep: Int?
 
+    /// When PushWard acknowledged `state: ended`: the activity lingers `ended_ttl` from here (it
+    /// still counts against the account's 50), then the bridge deletes it.
+    public var endedAt: UnixTime?
+    /// When a create met the account's cap (`409 activity.limit_exceeded`) and this ended activity
+    /// was chosen to make room: it is deleted at once instead of after lingering.
+    public var deletionRequestedAt: UnixTime?
+    /// When PushWard said the activity is gone (`DELETE` answered 2xx or 404): nothing is left to
+    /// send for it, and the next run on the slug creates it again.
+    public var deletedAt: UnixTime?
+    /// The create met the account's cap: it is tried again as soon as a deletion the bridge asked
+    /// for is answered, not on a timer.
+    public var waitsForRoom: Bool?
+
     /// The step PushWard shows: the content's `current_step`, else what the bridge noted it sent.
     public var shownStep: Int? { acknowledged?.content["current_step"]?.intValue ?? acknowledgedStep }
 
@@ -76,6 +89,10 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         needsFullFrame = false
         pendingSince = nil
         fidelity = nil
+        // A new lifecycle: the activity is created (again) for this run, whatever became of it.
+        endedAt = nil
+        deletionRequestedAt = nil
+        deletedAt = nil
     }
 
     /// Requests acknowledged in the hour before `now`, oldest first.

@@ -59,6 +59,11 @@ public enum ActivitySessionJSON {
         }
         object.integer("totalUpdates", session.totalUpdates, &out)
         object.integer("acknowledgedStep", session.acknowledgedStep, &out)
+        guard object.number("endedAt", session.endedAt, &out),
+            object.number("deletionRequestedAt", session.deletionRequestedAt, &out),
+            object.number("deletedAt", session.deletedAt, &out)
+        else { return false }
+        if let waits = session.waitsForRoom { object.bool("waitsForRoom", waits, &out) }
         out.append(UInt8(ascii: "}"))
         return true
     }

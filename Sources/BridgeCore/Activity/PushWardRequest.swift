@@ -6,6 +6,9 @@ public struct PushWardRequest: Sendable, Equatable {
         case post = "POST"
         /// `PATCH /activities/{slug}`: an RFC 7396 merge-patch of state and content.
         case patch = "PATCH"
+        /// `DELETE /activities/{slug}`: frees the account's room an ended activity still takes.
+        /// No body (`body` is `null`).
+        case delete = "DELETE"
     }
 
     /// What the request creates or patches: a Live Activity, or a home-screen widget.
@@ -32,7 +35,7 @@ public struct PushWardRequest: Sendable, Equatable {
     public var path: String {
         switch method {
         case .post: "/" + resource.rawValue
-        case .patch: "/" + resource.rawValue + "/" + Self.escapePathSegment(slug)
+        case .patch, .delete: "/" + resource.rawValue + "/" + Self.escapePathSegment(slug)
         }
     }
 

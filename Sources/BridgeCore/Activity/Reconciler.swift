@@ -142,6 +142,8 @@ public enum Reconciler {
     public static func acknowledge(
         _ planned: PlannedRequest, session: ActivitySession, settings: ActivitySettings, at now: UnixTime
     ) -> ActivitySession {
+        // A deletion spends no update and shows nothing (`BridgeEngine.acknowledgeDeletion`).
+        guard planned.kind != .delete else { return session }
         var session = session
         session.retryAt = nil
         session.failures = 0
@@ -156,6 +158,9 @@ public enum Reconciler {
             // A re-POST keeps whatever content the slug had: unknown until the first frame.
             session.acknowledged = nil
             session.phase = .needsFirstFrame
+            session.waitsForRoom = nil
+            return session
+        case .delete:
             return session
         case .firstFrame, .update, .heartbeat, .finalFrame, .end, .correction:
             // With nothing acknowledged since the POST, the request was a full frame, which sets
@@ -177,7 +182,8 @@ public enum Reconciler {
             session.finalShownAt = now
         case .end:
             session.phase = .ended
-        case .create, .correction:
+            session.endedAt = now
+        case .create, .correction, .delete:
             break
         }
         return session

@@ -53,6 +53,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     }
 
     public var pushwardBudget: Budget = .auto
+    /// `pushward.requests_per_minute` and `pushward.rate_window`: how many requests of every kind
+    /// the bridge makes to PushWard in a window (`RequestPacer`).
+    public var pacing = RequestPacer.Settings()
+    /// How many widgets PushWard keeps an account (§7): more cannot be created.
+    public static let widgetLimit = 50
     public var filter = DeliveryFilter()
     /// How long rows are kept once nothing in flight needs them (the `retention` section).
     public var retention = RetentionSettings()
@@ -164,6 +169,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
             // At least 4: a run's create, first frame, end frame and end must fit one hour.
             activity.maxUpdatesPerHour =
                 try pushward.integer("max_updates_per_hour", in: 4...3_600) ?? activity.maxUpdatesPerHour
+            if let value = pushward.value("requests_per_minute") {
+                let most = RequestPacer.Settings.pushwardLimit
+                guard let number = value.intValue, (1...most).contains(number) else {
+                    throw ConfigurationError(
+                        key: "pushward.requests_per_minute",
+                        problem: "must be a whole number from 1 to \(most): PushWard allows one IP \(most) requests "
+                            + "a minute on every endpoint, shared with the key's other clients "
+                            + "(default \(RequestPacer.Settings.defaultLimit))")
+                }
+                pacing.limit = number
+            }
+            pacing.window = try pushward.duration("rate_window", in: 1...3_600).map(Double.init) ?? pacing.window
             try pushward.finish()
         }
         if var section = try reader.section("activity") {
@@ -232,6 +249,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
         }
         if let entries = try reader.objects("widgets") {
             widgets = try entries.map { entry throws(ConfigurationError) in try Self.widget(entry) }
+            if widgets.count > Self.widgetLimit {
+                throw ConfigurationError(
+                    key: "widgets",
+                    problem: "\(widgets.count) widgets; PushWard keeps at most \(Self.widgetLimit) an account "
+                        + "(widget.limit_exceeded beyond), so the rest could never be created")
+            }
             var seen: Set<String> = []
             for (index, widget) in widgets.enumerated() where !seen.insert(widget.slug).inserted {
                 throw ConfigurationError(

@@ -16,6 +16,10 @@ public enum AnswerEffect: Sendable, Equatable {
     case quotaExhausted(until: UnixTime)
     /// 401/403: the key is wrong or lacks scope; retried then.
     case unauthorized(status: Int, until: UnixTime)
+    /// `409` to a create: the account holds 50 activities. `freeing` is the bridge's own ended
+    /// activity it deletes to make room (nil: none to delete, or one is being deleted already);
+    /// the create goes again once room is made, or at `retryAt`.
+    case roomNeeded(freeing: String?, retryAt: UnixTime)
     /// 422 to a create carrying `target`: the key cannot route (a personal key). Targets are off
     /// from now on and the activity is created again at once without one.
     case targetRefused(detail: String)

@@ -39,10 +39,7 @@ extension BridgeEngine {
             changes.gate = true
             return .quotaExhausted(until: until)
         case 429:
-            let until = now + min(DispatchGate.rateLimitCap, max(1, problem.retryAfter ?? 1))
-            gate.rateLimitedUntil = until
-            changes.gate = true
-            return .rateLimited(until: until)
+            return .rateLimited(until: noteRateLimited(retryAfter: problem.retryAfter, at: now))
         case 401, 403:
             gate.authFailures += 1
             let pause = min(
@@ -56,6 +53,10 @@ extension BridgeEngine {
                 : "PushWard refused the API key's scope (403): it needs activity:manage; " + problem.summary
             changes.gate = true
             return .unauthorized(status: problem.status, until: until)
+        case 404 where planned.kind == .delete:
+            // Gone already (PushWard's own deletion after `ended_ttl`, or a person's): done.
+            acknowledgeDeletion(planned, at: now)
+            return .acknowledged
         case 404 where planned.request.method == .patch:
             update(slug) { session in
                 session.phase = .needsCreate
@@ -67,6 +68,8 @@ extension BridgeEngine {
         case 500...599, 408:
             return transientFailure(
                 slug: slug, detail: problem.summary, retryAfter: problem.retryAfter, at: now, jitter: jitter)
+        case 409 where planned.kind == .create:
+            return roomRefused(problem, for: planned, at: now, jitter: jitter)
         case 409 where problem.retryAfter != nil:
             // `activity.limit_exceeded` with a retry hint: the per-user cap frees up as others end.
             return transientFailure(

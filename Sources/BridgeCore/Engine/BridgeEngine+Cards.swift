@@ -101,8 +101,9 @@ extension BridgeEngine {
         return newest.run?.runNumber ?? newest.key.runID
     }
 
-    /// The next request for `slug` at `now`, or when to ask again.
-    public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
+    /// The next request for what the card on `slug` shows at `now`, or when to ask again; `decide`
+    /// puts a due deletion ahead of it (`BridgeEngine+Removal.swift`).
+    mutating func decideContent(slug: String, at now: UnixTime) -> ReconcileDecision {
         if let quietUntil = throttledUntil(slug: slug, at: now) {
             slugDue[slug] = quietUntil
             return .wait(until: quietUntil)
@@ -177,6 +178,7 @@ extension BridgeEngine {
 
     /// Records PushWard's 2xx for a planned request; a card that ended passes to the next run.
     public mutating func acknowledge(_ planned: PlannedRequest, at now: UnixTime) {
+        guard planned.kind != .delete else { return acknowledgeDeletion(planned, at: now) }
         let slug = planned.request.slug
         // PushWard counted it, even if the card changed hands meanwhile: the run's cost, and the
         // planner's figure between two reads of /auth/me (the daemon's, `render`'s and

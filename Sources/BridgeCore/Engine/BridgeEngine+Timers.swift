@@ -20,7 +20,7 @@ extension BridgeEngine {
 
     /// The earliest time after `now` at which something is due: a completion by grace, or a card's
     /// recorded time (end frame, throttle window, retry, end, heartbeat), or the dispatch gate's
-    /// reopening. Nil when nothing is. Cheap: it reads what `decide` recorded, deciding nothing.
+    /// reopening, or room in the pacer for what it held. Nil when nothing is. Cheap: it reads what `decide` recorded, deciding nothing.
     /// The dispatcher asks after every group commit, so it walks the recorded times in place: copying
     /// them into arrays first cost 3 % of the daemon's CPU with some thousands of cards in flight.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
@@ -30,6 +30,8 @@ extension BridgeEngine {
         }
         for time in completionDue.values { consider(time) }
         for time in slugDue.values { consider(time) }
+        // Requests the pacer had no room for wait for room, not for a card's own time.
+        if let room = pacer?.nextWakeup(after: now) { consider(room) }
         return earliest
     }
 

@@ -41,6 +41,8 @@ extension BridgeEngine {
             if case .send(let planned) = WidgetReconciler.decide(
                 session, settings: settings, estimates: estimates, now: now)
             {
+                // Widgets are upkeep to the pacer: decided again on the next turn it has room.
+                guard admitPaced(.upkeep, at: now) else { break }
                 due.append(planned)
             }
         }
@@ -84,7 +86,11 @@ extension BridgeEngine {
                 if let limit = problem.quotaLimit { widgetBudget.limit = limit }
                 if let used = problem.quotaUsed { widgetBudget.used = used }
                 return .quotaExhausted(until: until)
-            case 429, 500...:
+            case 429:
+                // PushWard's per-minute limit holds every request, not this widget alone.
+                noteRateLimited(retryAfter: problem.retryAfter, at: now)
+                return retry(&session, after: problem.retryAfter, at: now)
+            case 500...:
                 return retry(&session, after: problem.retryAfter, at: now)
             case 401, 403:
                 session.retryAt = now + 3_600

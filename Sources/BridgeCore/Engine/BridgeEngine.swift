@@ -32,6 +32,9 @@ public struct BridgeEngine: Sendable {
     public var changes = EngineChanges()
     /// What holds back every request (quota, rate limit, refused key, circuit breaker).
     public var gate = DispatchGate()
+    /// Keeps the requests to PushWard under its per-minute limit (`pushward.requests_per_minute`);
+    /// nil: unpaced (the core's own tests, `render`). Not stored: a restart starts a new window.
+    public var pacer: RequestPacer?
     /// Where the month's updates stand (from `GET /auth/me`); with a limit and `fidelity: auto`,
     /// the budget planner picks each new run's level. Nil: not known, the configured level applies.
     public var budget: PushBudget?
@@ -239,8 +242,9 @@ public struct BridgeEngine: Sendable {
     /// every time it was freed (RSS climbed 2.5 MB a pass under a steady load).
     public mutating func forget(at now: UnixTime) {
         let idleCards = sessions.compactMap { slug, session -> String? in
+            // An activity still to be deleted keeps its card (and its run) in memory until it is.
             guard session.phase == .ended, contendersBySlug[slug]?.isEmpty ?? true, !changes.slugs.contains(slug),
-                session.updates(inHourBefore: now).isEmpty
+                session.updates(inHourBefore: now).isEmpty, Self.deletionDue(session, settings: settings) == nil
             else { return nil }
             return slug
         }

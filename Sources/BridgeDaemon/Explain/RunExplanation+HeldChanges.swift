@@ -218,6 +218,7 @@ extension RunExplanation {
         case .correction: "the correction"
         case .end: "the end"
         case .create: "the create"
+        case .delete: "the deletion"
         }
     }
 

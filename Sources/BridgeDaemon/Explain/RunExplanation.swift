@@ -204,6 +204,14 @@ public enum RunExplanation {
             sentences.append(
                 "Deliveries arrived after the end (GitHub does not order them), so the ended card got a correction.")
         }
+        if let deletion = facts.requests.first(where: {
+            $0.kind == PlannedRequest.Kind.delete.rawValue && $0.outcome == "acknowledged"
+        }) {
+            sentences.append(
+                "The ended activity was deleted from PushWard at \(GitHubTimestamp.format(deletion.sentAt)) "
+                    + "(after lingering ended_ttl \(facts.settings.endedTTL) s, or sooner to make room for a new card "
+                    + "on the account's 50); a DELETE costs no update.")
+        }
         return sentences
     }
 
@@ -227,6 +235,11 @@ public enum RunExplanation {
                 sentences.append("At \(at) PushWard rate-limited the bridge\(detail); every card waited.")
             case "unauthorized":
                 sentences.append("At \(at) PushWard refused the API key\(detail).")
+            case "room_needed":
+                sentences.append(
+                    "At \(at) the create met the account's limit of 50 activities\(detail); the bridge deleted its "
+                        + "oldest ended activity (if it had one ended) and created the card again once that was "
+                        + "answered; until then the run waited without a card.")
             default:
                 sentences.append("At \(at) a \(push.kind) ended as \(push.outcome)\(detail).")
             }

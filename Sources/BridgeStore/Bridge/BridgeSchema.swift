@@ -376,5 +376,18 @@ public enum BridgeSchema {
                 INSERT INTO delivery_id_layout (id, unordered_before)
                 SELECT 1, coalesce(max(received_at), 0) FROM deliveries;
                 """),
+        // The bridge deletes its own ended activities (`DELETE`, recorded in `pushes` like every
+        // request): PushWard charges no update for one, so the month's count leaves them out.
+        Migration(
+            name: "count no DELETE as an update",
+            sql: """
+                DROP TRIGGER pushes_per_day_count;
+                CREATE TRIGGER pushes_per_day_count AFTER INSERT ON pushes
+                WHEN NEW.status BETWEEN 200 AND 299 AND NEW.method <> 'DELETE'
+                BEGIN
+                    INSERT INTO pushes_per_day (day, acknowledged) VALUES (CAST(NEW.sent_at / 86400 AS INTEGER), 1)
+                    ON CONFLICT (day) DO UPDATE SET acknowledged = acknowledged + 1;
+                END;
+                """),
     ]
 }

@@ -73,7 +73,7 @@ extension BridgeDatabase {
 
     /// Requests PushWard acknowledged (a 2xx status: each one counted against the monthly budget)
     /// per UTC day from `since`, as (start of the day, count), oldest first; days without one are
-    /// left out. Dry-run and failed requests cost nothing and are not counted.
+    /// left out. Dry-run and failed requests cost nothing and are not counted, nor does a DELETE.
     ///
     /// Whole days come from `pushes_per_day`, which a trigger keeps as requests are recorded, so
     /// the page reads a row per day rather than every request of the month; only the day `since`
@@ -84,7 +84,7 @@ extension BridgeDatabase {
             try store.queryOne(
                 """
                 SELECT COUNT(*) FROM pushes
-                WHERE sent_at >= ? AND sent_at < ? AND status BETWEEN 200 AND 299
+                WHERE sent_at >= ? AND sent_at < ? AND status BETWEEN 200 AND 299 AND method <> 'DELETE'
                 """,
                 [.real(since), .real((first + 1) * 86_400)]
             ) { $0.int(0) ?? 0 } ?? 0

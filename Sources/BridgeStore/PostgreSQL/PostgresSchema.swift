@@ -311,5 +311,14 @@ public enum PostgresSchema {
                 INSERT INTO delivery_id_layout (id, unordered_before)
                 SELECT 1, coalesce(max(received_at), 0) FROM deliveries;
                 """),
+        // As SQLite's "count no DELETE as an update".
+        Migration(
+            name: "count no DELETE as an update",
+            sql: """
+                DROP TRIGGER pushes_per_day_count ON pushes;
+                CREATE TRIGGER pushes_per_day_count AFTER INSERT ON pushes
+                    FOR EACH ROW WHEN (NEW.status BETWEEN 200 AND 299 AND NEW.method <> 'DELETE')
+                    EXECUTE FUNCTION pushes_per_day_count();
+                """),
     ]
 }

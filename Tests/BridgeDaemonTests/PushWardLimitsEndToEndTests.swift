@@ -1,0 +1,186 @@
+import BridgeCore
+import BridgeDaemon
+import BridgeTestSupport
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The bridge against a fake PushWard that enforces the documented limits: 200 requests a minute
+/// per address (in a time-compressed minute, the bridge's pacer scaled the same way through
+/// `pushward.rate_window`) and 50 activities an account, ended ones included until deleted.
+@Suite("PushWard's limits end to end", .serialized, .timeLimit(.minutes(3)))
+struct PushWardLimitsEndToEndTests {
+    typealias Bridge = DispatchEndToEndTests.Bridge
+
+    /// PushWard's minute, compressed tenfold: 200 requests in 6 s (the seventy repositories).
+    static let window = 6.0
+
+    /// A run of repository `index` (its own card), scripted a little in the past.
+    static func script(_ index: Int, runID: Int? = nil) -> RunScript {
+        var script = RunScript(
+            runID: runID ?? 50_000 + index, runNumber: index, start: Date().timeIntervalSince1970 - 60,
+            firstJobID: 1_000_000 + 100 * index)
+        script.repository = Repository(
+            fullName: "acme/service-\(index)", htmlURL: "https://github.com/acme/service-\(index)",
+            defaultBranch: "main")
+        return script
+    }
+
+    static func slug(_ script: RunScript) -> String {
+        ActivityIdentity.forRun(repository: script.repository, workflow: "CI", scope: .repository).slug
+    }
+
+    /// Delivers each run's `events`, in order within a run, the runs side by side.
+    static func deliver(
+        _ runs: [RunScript], through bridge: Bridge, _ events: @escaping @Sendable (RunScript) -> [WebhookEvent]
+    ) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for script in runs {
+                group.addTask {
+                    for event in events(script) {
+                        let status = try await bridge.deliver(event)
+                        #expect(status == 202)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    static func isEnd(_ request: FakePushWardServer.Received, _ slug: String) -> Bool {
+        request.method == "PATCH" && request.path == "/activities/\(slug)" && request.body?["state"] == "ended"
+            && (200..<300).contains(request.status)
+    }
+
+    @Test("forty runs starting within ten seconds draw no 429, and the end frames overtake the starts waiting")
+    func fortyRunsAtOnce() async throws {
+        let fake = try FakePushWardServer()
+        // Forty cards ongoing at once: the five-per-person cap and its evictions are the slot
+        // planner's to test; here every card stays ongoing, so only the rate limit is met.
+        // PushWard's 200 in a window of 15 s, the pacer at 60 in it: forty runs' starts (two
+        // requests each, once merged) outrun the pacer however quickly they arrive, and the
+        // window is long enough that they still wait when the ten finish on a loaded machine.
+        fake.setLimits(FakeLimits(ongoingPerPerson: 40, requestsPerWindow: 200, rateWindow: 15))
+        let bridge = try Bridge(
+            fake: fake,
+            economy: Bridge.everyChange + #", "requests_per_minute": 60, "rate_window": "15s", "ended_ttl": "1h""#)
+        let runs = (1...40).map { Self.script($0) }
+        let waves = [
+            [RunScript.Job("build", duration: 20)], [RunScript.Job("test", duration: 20)],
+            [RunScript.Job("deploy", duration: 10)],
+        ]
+        // Ten runs start and get their cards; then thirty more start at once (each run's
+        // deliveries in order, the runs side by side, so a loaded machine still delivers them as
+        // a burst), and the ten finish while those starts wait for the window.
+        let finishing = Array(runs.prefix(10))
+        try await Self.deliver(finishing, through: bridge) { Array($0.deliveries(waves: waves).prefix(4)) }
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 30) {
+                let requests = fake.requests
+                return finishing.allSatisfy { script in
+                    requests.contains {
+                        $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))" && $0.status == 200
+                    }
+                }
+            })
+        try await Self.deliver(Array(runs.dropFirst(10)), through: bridge) {
+            Array($0.deliveries(waves: waves).prefix(4))
+        }
+        try await Self.deliver(finishing, through: bridge) { Array($0.deliveries(waves: waves).dropFirst(4)) }
+        let finishedAt = Date().timeIntervalSince1970
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 60) {
+                let requests = fake.requests
+                return finishing.allSatisfy { script in requests.contains { Self.isEnd($0, Self.slug(script)) } }
+            })
+        try await Self.deliver(Array(runs.dropFirst(10)), through: bridge) {
+            Array($0.deliveries(waves: waves).dropFirst(4))
+        }
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 90) {
+                runs.allSatisfy { fake.activities[Self.slug($0)]?.state == "ended" }
+            })
+        // What the pacer held is counted, and its limit shown, in /metrics.
+        let scrape = URLRequest(url: URL(string: "http://127.0.0.1:\(bridge.daemon.adminPort)/metrics")!)
+        let (_, metrics) = try await MetricsTests.send(scrape)
+        #expect(MetricsTests.sample(metrics, "pushward_bridge_pushward_pacer_limit") == 60)
+        #expect(
+            (MetricsTests.sample(metrics, #"pushward_bridge_pushward_requests_paced_total{tier="starting"}"#) ?? 0) > 0,
+            "\(metrics)")
+        await bridge.daemon.shutdown()
+
+        let requests = fake.requests
+        #expect(!requests.contains { $0.status == 429 }, "PushWard's rate limit was met")
+        #expect(fake.rateLimitCounts.refused == 0)
+        #expect(fake.violations.isEmpty, "\(fake.violations)")
+        // The burst pressed against the pacer's limit (it held requests back, above). The fake
+        // counts a request when it arrives, the pacer when it admits it: requests queued on the
+        // connections arrive bunched, so the fake's count may pass 60 a little, never near 200.
+        #expect(fake.rateLimitCounts.peak >= 50, "peak \(fake.rateLimitCounts.peak): the burst never met the pacer")
+        #expect(fake.rateLimitCounts.peak < 100, "peak \(fake.rateLimitCounts.peak) in a window")
+        // Every end frame of the ten that finished reached PushWard before the last of the other
+        // runs' first frames, although those were decided first: ends go ahead of starts.
+        let firstFrames = runs.dropFirst(10).compactMap { script in
+            requests.first { $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))" }?.at
+        }
+        let lastStart = try #require(firstFrames.max())
+        let endFrames = finishing.compactMap { script in
+            requests.first {
+                $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))"
+                    && $0.body?["content"]?["progress"] == 1
+            }?.at
+        }
+        #expect(endFrames.count == 10)
+        #expect(endFrames.allSatisfy { $0 < lastStart }, "end frames \(endFrames), last first frame \(lastStart)")
+        #expect(lastStart > finishedAt, "the pacer was the bottleneck when the ten finished")
+    }
+
+    @Test("seventy repositories one after another: under 50 activities, each run its card, foreign ones untouched")
+    func seventyRepositories() async throws {
+        let fake = try FakePushWardServer()
+        // Auto-deletion too slow to help, and the bridge's own lingering (ended_ttl 1h) too:
+        // room is made on 409 alone.
+        fake.setLimits(FakeLimits(requestsPerWindow: 200, rateWindow: Self.window, autoDeletion: .off))
+        let foreign = ["someone-elses-deploy", "nightly-backup", "on-call"]
+        for slug in foreign { fake.insertForeignActivity(slug, name: "Not the bridge's") }
+        let bridge = try Bridge(
+            fake: fake,
+            economy: Bridge.everyChange + #", "requests_per_minute": 120, "rate_window": "6s", "ended_ttl": "1h""#)
+        let waves = [[RunScript.Job("build", duration: 5)]]
+        var slugs: [String] = []
+        for index in 1...70 {
+            let script = Self.script(index)
+            let slug = Self.slug(script)
+            slugs.append(slug)
+            for event in script.deliveries(waves: waves) { #expect(try await bridge.deliver(event) == 202) }
+            let ended = await DispatchEndToEndTests.eventually(timeout: 30) {
+                fake.requests.contains { Self.isEnd($0, slug) }
+            }
+            #expect(ended, "run \(index) got no card to its end")
+            guard ended else { break }
+        }
+        await bridge.daemon.shutdown()
+
+        let requests = fake.requests
+        #expect(fake.peakActivities <= 50, "the fake held \(fake.peakActivities)")
+        for slug in foreign { #expect(fake.activities[slug] != nil, "\(slug) was deleted") }
+        #expect(!fake.deletions.contains { foreign.contains($0.slug) })
+        // The account filled: creates met the cap, and each such create went again and was taken.
+        let refused = requests.filter { $0.method == "POST" && $0.status == 409 }
+        #expect(!refused.isEmpty, "the cap was never met: the test proves nothing")
+        for refusal in refused {
+            let slug = refusal.body?["slug"]?.stringValue ?? ""
+            #expect(
+                requests.contains { $0.method == "POST" && $0.body?["slug"]?.stringValue == slug && $0.status == 201 },
+                "\(slug) was never created after its 409")
+        }
+        let deleted = requests.filter { $0.method == "DELETE" }
+        #expect(deleted.allSatisfy { $0.status == 204 })
+        #expect(Set(deleted.map(\.path)).isSubset(of: Set(slugs.map { "/activities/\($0)" })))
+        #expect(!requests.contains { $0.status == 429 })
+        #expect(fake.violations.isEmpty, "\(fake.violations)")
+    }
+}
