@@ -39,6 +39,7 @@ struct ActivitySessionRoundTripTests {
         session.recentUpdates = [1_700_000_100.5, 1_700_000_200, 1_700_000_300.125]
         session.totalUpdates = 42
         session.acknowledgedStep = 4
+        session.priority = 3
         return session
     }
 

@@ -59,6 +59,7 @@ public enum ActivitySessionJSON {
         }
         object.integer("totalUpdates", session.totalUpdates, &out)
         object.integer("acknowledgedStep", session.acknowledgedStep, &out)
+        object.integer("priority", session.priority, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }
