@@ -34,6 +34,14 @@ public enum ContractValidator {
     /// The largest TTL PushWard accepts (30 days), in seconds.
     public static let maximumTTL = 2_592_000
 
+    /// `dismissal_ttl`: 0 (off the Lock Screen at once) to 4 hours, the iOS maximum.
+    static let dismissalRange = 0...14_400
+
+    /// The sounds `UpdateActivityRequest.sound` names.
+    static let sounds: Set<String> = [
+        "default", "chime", "alert", "success", "warning", "bell", "ding", "buzz", "notification",
+    ]
+
     /// Violations of `request` against the contract, given what the server holds for its slug
     /// (`stored`, nil when the slug is unknown).
     ///
@@ -104,12 +112,21 @@ public enum ContractValidator {
         checkLiveWindow(content, at: now, into: &check)
 
         check.url(content["image_url"], "image_url", httpsOnly: true)
+        if let image = content["image_url"]?.stringValue, urlProblem(image, httpsOnly: true) == nil,
+            !hasValidHost(image)
+        {
+            check.fail("image_url", "must name a valid host")
+        }
         if let shape = check.string(content["image_shape"], "image_shape", maxCharacters: nil),
             !["poster", "square", "circle"].contains(shape)
         {
             check.fail("image_shape", "must be poster, square or circle")
         }
-        check.string(content["image_thumbhash"], "image_thumbhash", maxCharacters: 64)
+        if let hash = check.string(content["image_thumbhash"], "image_thumbhash", maxCharacters: 64),
+            !isPaddedBase64(hash)
+        {
+            check.fail("image_thumbhash", "must be padded standard-alphabet base64")
+        }
         return check.violations
     }
 
@@ -133,13 +150,16 @@ public enum ContractValidator {
                 check.fail("slug", "must not be empty")
             } else if slug != request.slug {
                 check.fail("slug", "must equal the request's slug \"\(request.slug)\"")
+            } else if !isSlug(slug) {
+                check.fail("slug", "must match ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$")
             }
         }
         check.string(body["name"], "name", maxCharacters: 256, required: true)
         check.integer(body["priority"], "priority", in: 0...10, required: true)
-        for key in ["ended_ttl", "stale_ttl", "dismissal_ttl"] {
+        for key in ["ended_ttl", "stale_ttl"] {
             check.integer(body[key], key, in: 1...maximumTTL)
         }
+        check.integer(body["dismissal_ttl"], "dismissal_ttl", in: dismissalRange)
         return check.violations
     }
 
@@ -155,7 +175,9 @@ public enum ContractValidator {
             check.fail("body", "must be a JSON object")
             return check.violations
         }
-        let allowed: Set<String> = ["state", "content", "priority", "ended_ttl", "stale_ttl", "sound", "target"]
+        let allowed: Set<String> = [
+            "state", "content", "priority", "ended_ttl", "stale_ttl", "dismissal_ttl", "sound", "target",
+        ]
         for key in body.keys.sorted() where !allowed.contains(key) {
             check.fail(key, "unknown field for PATCH /activities/{slug}")
         }
@@ -169,8 +191,12 @@ public enum ContractValidator {
             // `null` is a merge-patch "back to the default"; anything else must be a valid TTL.
             check.integer(body[key], key, in: 1...maximumTTL)
         }
-        // The contract does not type `sound`; a sound name is a string.
-        check.string(body["sound"], "sound", maxCharacters: nil)
+        if body["dismissal_ttl"]?.isNull != true {
+            check.integer(body["dismissal_ttl"], "dismissal_ttl", in: dismissalRange)
+        }
+        if let sound = check.string(body["sound"], "sound", maxCharacters: nil), !sounds.contains(sound) {
+            check.fail("sound", "must be one of \(sounds.sorted())")
+        }
 
         if let content = body["content"] {
             if let members = content.objectValue {
@@ -254,9 +280,27 @@ public enum ContractValidator {
             check.fail(field, "must be an object {url, title?, icon?, foreground?, method?}")
             return
         }
-        let allowed: Set<String> = ["url", "title", "icon", "foreground", "method"]
+        let allowed: Set<String> = ["url", "title", "icon", "foreground", "method", "headers", "body"]
         for key in members.keys.sorted() where !allowed.contains(key) {
             check.fail(field + "." + key, "unknown action field")
+        }
+        // A request the phone makes itself: only to a web URL, each part at most 1 KB.
+        let web = members["url"]?.stringValue.map {
+            $0.lowercased().hasPrefix("http://") || $0.lowercased().hasPrefix("https://")
+        }
+        if web != true, ["method", "headers", "body"].contains(where: { members[$0] != nil }) {
+            check.fail(field + ".url", "method, headers and body need an http(s) URL")
+        }
+        if let headers = members["headers"] {
+            if let map = headers.objectValue, map.values.allSatisfy({ $0.stringValue != nil }) {
+                let size = map.reduce(0) { $0 + $1.key.utf8.count + ($1.value.stringValue?.utf8.count ?? 0) }
+                if size > 1_024 { check.fail(field + ".headers", "must total at most 1 KB") }
+            } else {
+                check.fail(field + ".headers", "must be an object of strings")
+            }
+        }
+        if let body = check.string(members["body"], field + ".body", maxCharacters: nil), body.utf8.count > 1_024 {
+            check.fail(field + ".body", "must be at most 1 KB")
         }
         check.url(members["url"], field + ".url", httpsOnly: false, required: true)
         check.string(members["title"], field + ".title", maxCharacters: 64)
@@ -301,6 +345,59 @@ public enum ContractValidator {
 
     private static func lengthRule(count: Int, total: Int) -> String {
         "length \(count) must equal total_steps (\(total))"
+    }
+
+    /// `^[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}$`, the slug of `CreateActivityRequest`.
+    static func isSlug(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        func alphanumeric(_ byte: UInt8) -> Bool {
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+        }
+        guard let first = bytes.first, alphanumeric(first), bytes.count <= 128 else { return false }
+        return bytes.dropFirst().allSatisfy { alphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// Padded standard-alphabet base64 (`A–Z a–z 0–9 + /`, `=` to a multiple of four), the form
+    /// `image_thumbhash` is documented in.
+    static func isPaddedBase64(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty, bytes.count % 4 == 0 else { return false }
+        let padding = bytes.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        guard padding <= 2 else { return false }
+        return bytes.dropLast(padding).allSatisfy { byte in
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "/")
+        }
+    }
+
+    /// Whether an http(s) URL's host is a DNS name (letters, digits and hyphens in dot-separated
+    /// labels of 1–63, none starting or ending with a hyphen), an IPv4 address or a bracketed IPv6
+    /// one: the device must be able to look it up.
+    static func hasValidHost(_ url: String) -> Bool {
+        guard let scheme = url.range(of: "://") else { return false }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        var host = Substring(authority.split(separator: "@", omittingEmptySubsequences: false).last ?? "")
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return false }
+            let inside = host[host.index(after: host.startIndex)..<close]
+            return !inside.isEmpty && inside.allSatisfy { $0 == ":" || $0 == "." || $0.isHexDigit }
+        }
+        if let colon = host.lastIndex(of: ":") {
+            let port = host[host.index(after: colon)...]
+            guard !port.isEmpty, port.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
+            host = host[..<colon]
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        return host.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
+            let bytes = Array(label.utf8)
+            return !bytes.isEmpty && bytes.count <= 63 && bytes.first != UInt8(ascii: "-")
+                && bytes.last != UInt8(ascii: "-")
+                && bytes.allSatisfy { byte in
+                    (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+                        || byte == UInt8(ascii: "-")
+                }
+        }
     }
 
     /// A named colour, `#RRGGBB` or `#RRGGBBAA` (hex digits in either case).

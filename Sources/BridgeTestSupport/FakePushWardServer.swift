@@ -7,6 +7,12 @@ import WebhookServer
 /// to whatever the real server rejects, counts Live Activity updates against a quota (`GET
 /// /auth/me` reports it; `429 quota.exceeded` once it is spent), records every request, and
 /// injects faults on demand.
+///
+/// It holds the bridge to PushWard's documented limits (`FakeLimits`, on for every test): five
+/// ongoing activities per person with eviction to `preempted`, fifty activities and fifty widgets
+/// per account, auto-deletion `ended_ttl` after the end, and 200 requests a minute per client
+/// address (`429 rate_limit.exceeded`, `Retry-After: 60`). It answers `DELETE /activities/{slug}`,
+/// `GET /activities[?state=]` and `GET /activities/{slug}` with the documented shapes.
 public final class FakePushWardServer: @unchecked Sendable {
     /// One request as it arrived.
     public struct Received: Sendable {
@@ -58,6 +64,8 @@ public final class FakePushWardServer: @unchecked Sendable {
     private var widgetLimit: Int?
     private var widgetsUsed = 0
     private var state = InMemoryPushWard()
+    private var rateLimiter = FakeRateLimiter(
+        limit: FakeLimits.documented.requestsPerWindow, window: FakeLimits.documented.rateWindow)
     private var received: [Received] = []
     private var faultRule: FaultRule?
     private var server: HTTPServer?
@@ -116,7 +124,67 @@ public final class FakePushWardServer: @unchecked Sendable {
     public func setKeyKind(_ kind: KeyKind) {
         lock.lock()
         keyKind = kind
+        state.keyKind = kind
         lock.unlock()
+    }
+
+    /// Sets the limits the fake enforces (the documented ones until then). The rate limit's count
+    /// starts again.
+    public func setLimits(_ limits: FakeLimits) {
+        lock.lock()
+        defer { lock.unlock() }
+        state.limits = limits
+        rateLimiter = FakeRateLimiter(limit: limits.requestsPerWindow, window: limits.rateWindow)
+    }
+
+    /// The limits in force.
+    public var limits: FakeLimits {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.limits
+    }
+
+    /// Every eviction to `preempted` so far (slug, when, by which activity, on whose cap).
+    public var evictions: [FakeEviction] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.evictions
+    }
+
+    /// The most activities each person held ongoing at once, by person (`InMemoryPushWard.persons`).
+    public var peakOngoing: [String: Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.peakOngoing
+    }
+
+    /// The most activities the account held at once.
+    public var peakActivities: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.peakActivities
+    }
+
+    /// Every deletion so far, by `DELETE` or auto-deletion (`automatic`), oldest first.
+    public var deletions: [(slug: String, at: UnixTime, automatic: Bool)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.deletions
+    }
+
+    /// The server-side part of each activity (times, target, scheduled deletion), by slug.
+    public var activityRecords: [String: FakeActivityRecord] {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.records
+    }
+
+    /// The most requests one client address made inside one rate window, and how many the rate
+    /// limit refused.
+    public var rateLimitCounts: (peak: Int, refused: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (rateLimiter.peak, rateLimiter.refused)
     }
 
     /// Sets the notification quota (nil: unlimited); `used` nil keeps the count so far.
@@ -224,6 +292,19 @@ public final class FakePushWardServer: @unchecked Sendable {
         if request.header("content-length") != nil, request.header("transfer-encoding") != nil {
             return Self.problem(400, "request.malformed", "Content-Length and Transfer-Encoding together")
         }
+        lock.lock()
+        let admitted = rateLimiter.admit(request.remoteAddress ?? "127.0.0.1", at: now)
+        lock.unlock()
+        guard admitted else {
+            // The documented answer: 60 s whatever the window, and its millisecond mirror.
+            return Self.problem(
+                429,
+                body: [
+                    "type": "https://pushward.app/errors/too-many-requests", "title": "Too Many Requests",
+                    "status": 429, "code": "rate_limit.exceeded", "detail": "rate limit exceeded",
+                    "retry_after_ms": 60_000,
+                ], retryAfter: 60)
+        }
         guard request.header("authorization") == "Bearer " + apiKey else {
             return Self.problem(401, "token.invalid", "missing or unknown integration key")
         }
@@ -248,28 +329,57 @@ public final class FakePushWardServer: @unchecked Sendable {
         if request.path == "/widgets" || request.path.hasPrefix("/widgets/") {
             return widget(request, body: body, contentType: contentType, at: now)
         }
-        let slug: String
+        if request.path == "/activities" || request.path.hasPrefix("/activities/") {
+            return activity(request, body: body, contentType: contentType, at: now)
+        }
+        return Self.problem(404, "route.not_found", "\(request.method) \(request.path)")
+    }
+
+    /// `/activities` and `/activities/{slug}`: POST, PATCH (`?upsert=true` too), DELETE and the
+    /// two GETs, applied through `InMemoryPushWard`; a 2xx POST or PATCH answers the `Activity`.
+    private func activity(_ request: HTTPRequest, body: JSONValue?, contentType: String, at now: UnixTime)
+        -> HTTPResponse
+    {
+        let slug =
+            request.path == "/activities"
+            ? nil : String(request.path.dropFirst("/activities/".count)).removingPercentEncoding ?? ""
+        let query = Self.queryItems(request.query)
         let method: PushWardRequest.Method
-        switch (request.method, request.path) {
-        case ("POST", "/activities"):
+        switch (request.method, slug) {
+        case ("GET", nil):
+            return list(query, at: now)
+        case ("GET", let slug?):
+            lock.lock()
+            _ = state.list(state: nil, at: now)
+            let document = state.document(slug)
+            lock.unlock()
+            guard let document else { return Self.problem(404, "activity.not_found", "activity not found") }
+            return HTTPResponse.json(200, document)
+        case ("DELETE", let slug?):
+            lock.lock()
+            let status = state.delete(slug, at: now)
+            lock.unlock()
+            guard status == 204 else { return Self.problem(404, "activity.not_found", "activity not found") }
+            return HTTPResponse(status: 204, headers: [], body: Data())
+        case ("POST", nil):
             guard contentType == "application/json" else {
                 return Self.problem(415, "request.unsupported_media_type", "POST takes application/json")
             }
-            guard let given = body?["slug"]?.stringValue else {
-                return Self.problem(400, "request.malformed", "slug is required")
-            }
-            slug = given
             method = .post
-        case ("PATCH", let path) where path.hasPrefix("/activities/"):
-            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+        case ("PATCH", _?):
+            // The OpenAPI document names only this type (some prose says plain JSON is taken too).
+            guard contentType == "application/merge-patch+json" else {
                 return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
             }
-            slug = String(path.dropFirst("/activities/".count)).removingPercentEncoding ?? ""
             method = .patch
         default:
             return Self.problem(404, "route.not_found", "\(request.method) \(request.path)")
         }
-        guard let body else { return Self.problem(400, "request.malformed", "the body is not JSON") }
+        guard let body else {
+            return Self.problem(400, "request.body_invalid", "invalid JSON: the body is not JSON")
+        }
+        // A POST without a slug is a schema error (422), which the validator reports.
+        let target = slug ?? body["slug"]?.stringValue ?? ""
         lock.lock()
         let personal = keyKind == .personal
         lock.unlock()
@@ -278,21 +388,92 @@ public final class FakePushWardServer: @unchecked Sendable {
             return Self.problem(422, "request.validation_failed", "target: only organisation keys may set a target")
         }
         lock.lock()
-        let status = state.handle(PushWardRequest(method: method, slug: slug, body: body), at: now)
-        let violations = state.log.last?.violations ?? []
+        let upsert = method == .patch && query["upsert"]?.lowercased() == "true"
+        let status = state.handle(PushWardRequest(method: method, slug: target, body: body), at: now, upsert: upsert)
+        let entry = state.log.last
         let refusal = status == 429 ? state.quota.exceededProblem(at: now) : nil
+        let document = state.document(target)
+        let retryAfter = state.secondsUntilRoom(at: now)
         lock.unlock()
         if let refusal { return Self.problem(429, body: refusal.body, retryAfter: refusal.retryAfter) }
+        let detail = (entry?.violations ?? []).map(\.description).joined(separator: "; ")
         switch status {
         case 200, 201:
-            var response = HTTPResponse.json(status, ["slug": .string(slug)])
-            if method == .post { response.headers.append(("X-Resource-Action", status == 201 ? "created" : "updated")) }
+            var response = HTTPResponse.json(status, document ?? ["slug": .string(target)])
+            response.headers.append(("X-Resource-Action", entry?.created == true ? "created" : "updated"))
             return response
         case 404:
-            return Self.problem(404, "activity.not_found", "no activity \(slug)")
+            return Self.problem(404, "activity.not_found", "activity not found")
+        case 409:
+            return Self.problem(
+                409,
+                body: [
+                    "type": "https://pushward.app/errors/conflict", "title": "Conflict", "status": 409,
+                    "code": "activity.limit_exceeded",
+                    "detail": .string("activity limit reached (max \(limits.activitiesPerAccount))"),
+                ], retryAfter: retryAfter)
+        case 400:
+            return Self.problem(400, entry?.code ?? "request.body_invalid", detail)
         default:
-            return Self.problem(422, "activity.content_invalid", violations.map(\.description).joined(separator: "; "))
+            // POST's schema errors carry no code (the documented 422 "validation failed"); PATCH's
+            // content errors are `activity.content_invalid`.
+            guard let code = entry?.code else {
+                return Self.problem(
+                    422,
+                    body: [
+                        "title": "Unprocessable Entity", "status": 422, "detail": "validation failed",
+                        "errors": .array(
+                            (entry?.violations ?? []).map {
+                                ["location": .string("body." + $0.field), "message": .string($0.rule)]
+                            }),
+                    ])
+            }
+            return Self.problem(422, code, detail)
         }
+    }
+
+    /// `GET /activities`: `state` (ongoing, ended or preempted, any case; anything else is
+    /// `400 activity.state_invalid`), `limit` 1–100 (default 50) and the `after` cursor (the last
+    /// slug of the previous page); items sorted by slug, `next_cursor` unless it is the last page.
+    private func list(_ query: [String: String], at now: UnixTime) -> HTTPResponse {
+        let wanted = query["state"]?.lowercased()
+        if let wanted, !["ongoing", "ended", "preempted"].contains(wanted) {
+            return Self.problem(
+                400, "activity.state_invalid",
+                "invalid activity state: \"\(query["state"] ?? "")\", must be one of ongoing, ended, preempted")
+        }
+        var limit = 50
+        if let text = query["limit"] {
+            guard let value = Int(text), (1...100).contains(value) else {
+                return Self.problem(
+                    422,
+                    body: [
+                        "title": "Unprocessable Entity", "status": 422, "detail": "validation failed",
+                        "errors": [["location": "query.limit", "message": "expected number 1-100"]],
+                    ])
+            }
+            limit = value
+        }
+        lock.lock()
+        let slugs = state.list(state: wanted, at: now).filter { slug in query["after"].map { slug > $0 } ?? true }
+        let page = slugs.prefix(limit)
+        let items = page.compactMap { state.document($0) }
+        lock.unlock()
+        var document: [String: JSONValue] = ["items": .array(items)]
+        if slugs.count > limit, let last = page.last { document["next_cursor"] = .string(last) }
+        return HTTPResponse.json(200, .object(document))
+    }
+
+    /// The query string's items, percent-decoded (the last of a repeated name wins).
+    static func queryItems(_ query: String?) -> [String: String] {
+        var items: [String: String] = [:]
+        for pair in (query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+            let value = parts.count > 1 ? String(parts[1]).removingPercentEncoding ?? String(parts[1]) : ""
+            items[name] = value
+        }
+        return items
     }
 
     /// `POST /widgets` (an upsert, 201 with `X-Resource-Action`) and `PATCH /widgets/{slug}` (a
@@ -327,6 +508,16 @@ public final class FakePushWardServer: @unchecked Sendable {
             }
             let slug = body["slug"]?.stringValue ?? ""
             let existed = widgetStore[slug] != nil
+            if !existed, widgetStore.count >= state.limits.widgetsPerAccount {
+                // The documented answer for the widget cap is a 429, unlike the activities' 409.
+                return Self.problem(
+                    429,
+                    body: [
+                        "type": "https://pushward.app/errors/too-many-requests", "title": "Too Many Requests",
+                        "status": 429, "code": "widget.limit_exceeded",
+                        "detail": .string("widget limit reached (max \(state.limits.widgetsPerAccount))"),
+                    ])
+            }
             widgetStore[slug] = StoredWidget(
                 name: body["name"]?.stringValue ?? "", content: body["content"]?.objectValue ?? [:],
                 staleAfter: body["stale_after"]?.intValue, updatedAt: now,
@@ -336,7 +527,8 @@ public final class FakePushWardServer: @unchecked Sendable {
             response.headers.append(("X-Resource-Action", existed ? "updated" : "created"))
             return response
         case "PATCH":
-            guard ["application/merge-patch+json", "application/json"].contains(contentType) else {
+            // The OpenAPI document names only this type (some prose says plain JSON is taken too).
+            guard contentType == "application/merge-patch+json" else {
                 return Self.problem(415, "request.unsupported_media_type", "PATCH takes application/merge-patch+json")
             }
             let slug = String(request.path.dropFirst("/widgets/".count)).removingPercentEncoding ?? ""
@@ -433,5 +625,30 @@ public final class FakePushWardServer: @unchecked Sendable {
         lock.lock()
         state.remove(slug)
         lock.unlock()
+    }
+
+    /// Creates an activity as another client of the account would (not through the bridge's
+    /// requests, not logged, not charged): for tests of what the bridge must leave alone.
+    /// `ongoing` starts it (and may evict), otherwise it is ended, as a finished one lingers.
+    public func insertForeignActivity(_ slug: String, name: String = "Other", priority: Int = 0, ongoing: Bool = false)
+    {
+        let now = Date().timeIntervalSince1970
+        lock.lock()
+        defer { lock.unlock() }
+        var scratch = state
+        scratch.handle(
+            PushWardRequest(
+                method: .post, slug: slug,
+                body: ["slug": .string(slug), "name": .string(name), "priority": .number(Double(priority))]),
+            at: now)
+        let content: JSONValue = ["template": "generic", "progress": 0, "state": .string(name)]
+        scratch.handle(
+            PushWardRequest(
+                method: .patch, slug: slug, body: ["state": ongoing ? "ongoing" : "ended", "content": content]), at: now
+        )
+        scratch.quota = state.quota
+        let log = state.log
+        state = scratch
+        state.replaceLog(log)
     }
 }

@@ -50,6 +50,11 @@ public enum WidgetContract {
         guard let patch = object["content"] else {
             return found + [ContractViolation(field: "content", rule: "required")]
         }
+        // `UpdateWidgetRequest.content` is a whole `WidgetContent`, whose `template` is required;
+        // the sources disagree whether the server keeps the stored one, so a patch repeats it.
+        if patch["template"] == nil {
+            found.append(ContractViolation(field: "content.template", rule: "required in every PATCH"))
+        }
         if let name = object["name"], let rule = NotificationContract.textProblem(name, 1...256, required: true) {
             found.append(ContractViolation(field: "name", rule: rule))
         }

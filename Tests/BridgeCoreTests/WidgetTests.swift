@@ -181,7 +181,12 @@ struct WidgetTests {
             WidgetContract.postViolations(["slug": "x", "name": "n", "content": .object(valid), "stale_after": 60])
                 .isEmpty)
         #expect(
-            WidgetContract.patchViolations(["content": ["value": 2]], stored: valid).map(\.field) == ["content.value"])
+            WidgetContract.patchViolations(["content": ["template": "progress", "value": 2]], stored: valid).map(
+                \.field)
+                == ["content.value"])
+        #expect(
+            WidgetContract.patchViolations(["content": ["value": 0.7]], stored: valid).map(\.field)
+                == ["content.template"], "a patch repeats the template")
         #expect(WidgetContract.patchViolations(["value": 0.5], stored: valid).contains { $0.field == "value" })
     }
 
@@ -248,7 +253,11 @@ struct WidgetTests {
             return
         }
         #expect(planned.kind == .estimate)
-        #expect(planned.request.body == ["content": ["value": 0.5, "end_date": "2027-01-01T00:10:00Z"]])
+        #expect(
+            planned.request.body == [
+                "content": ["template": "progress", "value": 0.5, "end_date": "2027-01-01T00:10:00Z"]
+            ],
+            "only what changed, and the template, which the schema requires in every PATCH")
         #expect(WidgetReconciler.decide(session, settings: Self.main, estimates: false, now: now) == .idle)
     }
 

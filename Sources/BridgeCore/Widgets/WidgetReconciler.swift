@@ -56,13 +56,18 @@ public enum WidgetReconciler {
             return .idle
         }
         // Nothing to change on the phone: no update is spent on it.
-        guard let patch = MergePatch.diff(from: .object(shown.content), to: .object(desired)), patch != [:] else {
+        guard var patch = MergePatch.diff(from: .object(shown.content), to: .object(desired))?.objectValue,
+            !patch.isEmpty
+        else {
             return .idle
         }
+        // PushWard's schema makes `template` required in a widget PATCH too, and the sources
+        // disagree whether it keeps the stored one: every patch names it.
+        patch["template"] = desired["template"]
         return .send(
             PlannedWidgetRequest(
                 request: PushWardRequest(
-                    method: .patch, slug: settings.slug, body: ["content": patch], resource: .widgets),
+                    method: .patch, slug: settings.slug, body: ["content": .object(patch)], resource: .widgets),
                 kind: kind, run: run, final: session.desiredFinal, content: desired))
     }
 
