@@ -27,6 +27,15 @@ extension BridgeEngine {
     /// suggests an eviction). The caller asks it, then passes the answer to `observePreempted`.
     public var wantsPreemptedCheck: Bool { slots.preemptedCheckWanted }
 
+    /// Whether to ask for the preempted list at `now`: wanted, and not asked in the last few
+    /// seconds. Saying yes counts as asking.
+    public mutating func takePreemptedCheck(at now: UnixTime) -> Bool {
+        guard slots.preemptedCheckWanted else { return false }
+        if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
+        slots.preemptedCheckAskedAt = now
+        return true
+    }
+
     /// The runs of `person` holding one of the ongoing cards, and those on the summary card.
     public func slotHolders(person: String = "") -> Set<RunKey> { slots.holders[person] ?? [] }
     public func summaryRuns(person: String = "") -> [RunKey] { slots.summary[person] ?? [] }

@@ -22,6 +22,10 @@ struct SlotBook: Sendable {
     /// `GET /activities?state=preempted` should be asked: at start, and when an answer suggests
     /// PushWard evicted a card.
     var preemptedCheckWanted = true
+    /// When that list was last asked for: asked again no sooner than `preemptedCheckSpacing`
+    /// after, so a PushWard that does not answer is not asked in a loop.
+    var preemptedCheckAskedAt: UnixTime?
+    static let preemptedCheckSpacing: UnixTime = 10
 
     /// Lets go of an ended card the engine no longer holds.
     mutating func forget(_ slug: String) {
