@@ -35,6 +35,46 @@ public struct CardPlacement: Sendable, Equatable, Codable {
         self.rank = rank
     }
 
+    /// For `runs show --json` and the admin API: every time as seconds since 1970, null when unset.
+    public var json: JSONValue {
+        func time(_ value: UnixTime?) -> JSONValue { value.map { .number($0) } ?? .null }
+        return [
+            "place": .string(place.rawValue), "since": .number(since), "rank": .string(rank.label),
+            "card_at": time(cardAt), "summary_at": time(summaryAt), "preempted_at": time(preemptedAt),
+            "preemptions": .number(Double(preemptions ?? 0)), "restarted_at": time(restartedAt),
+        ]
+    }
+
+    /// What `explain` says of it, in a sentence.
+    public func sentence(slots: Int, formatTime: (UnixTime) -> String) -> String {
+        let ranked = "ranked \(rank.label)"
+        var text: String
+        switch place {
+        case .card:
+            text = "It holds one of its person's \(slots) ongoing cards (\(ranked)) since \(formatTime(since))."
+        case .summary:
+            text =
+                "Every one of its person's \(slots) ongoing cards was taken by a run ranked at least as high, so it "
+                + "is counted on the summary card (\(ranked)) since \(formatTime(since)) until a slot frees."
+        case .preempted:
+            text =
+                "PushWard preempted its card at \(formatTime(preemptedAt ?? since)) (another card went ongoing for a "
+                + "person who already had five); it is counted on the summary card (\(ranked))"
+                + ((preemptions ?? 0) >= 2
+                    ? " until it ends: preempted twice, it is not restarted."
+                    : ", and gets its card back only by outranking a run that holds one.")
+        case .dropped:
+            text =
+                "It finished at \(formatTime(since)) while every slot was taken: it never got a card of its own, only "
+                + "its count on the summary card."
+        }
+        if place != .card, let cardAt { text += " It had a card from \(formatTime(cardAt))." }
+        if let restartedAt {
+            text += " Its card was restarted at \(formatTime(restartedAt)) when it came to outrank a held one."
+        }
+        return text
+    }
+
     /// One line for people: `card since 12:00:03 (failing)`, `summary since …, preempted at …`.
     public func summaryLine(formatTime: (UnixTime) -> String) -> String {
         var parts = ["\(place.rawValue) since \(formatTime(since)) (\(rank.label))"]
