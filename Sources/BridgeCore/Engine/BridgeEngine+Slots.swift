@@ -99,7 +99,13 @@ extension BridgeEngine {
         let before = slots.holders[person] ?? []
         slots.holders[person] = holders.isEmpty ? nil : holders
         for key in holders.symmetricDifference(before) {
-            if let slug = slugs[key] { dirtySlugs.insert(slug) }
+            guard let slug = slugs[key] else { continue }
+            dirtySlugs.insert(slug)
+            if before.contains(key), let session = sessions[slug], session.acknowledged?.state == "ongoing",
+                session.phase != .ended
+            {
+                slots.displaced.insert(slug)
+            }
         }
         for key in plan.cards {
             let restarting = preempted.contains(key)
@@ -237,7 +243,11 @@ extension BridgeEngine {
         } else if planned.kind != .end, planned.kind != .correction, session.priority ?? settings.priority != wanted {
             body["priority"] = .number(Double(wanted))
         }
-        let goesOngoing = body["state"] == "ongoing" && session.acknowledged?.state != "ongoing"
+        let suspect = slots.displaced.contains(slug)
+        if suspect, planned.request.method == .patch, body["state"] == nil, session.phase == .live {
+            body["state"] = "ongoing"
+        }
+        let goesOngoing = body["state"] == "ongoing" && (session.acknowledged?.state != "ongoing" || suspect)
         if goesOngoing {
             guard hasRoom(person: person, for: slug, priority: wanted) else {
                 slots.waitingForRoom.insert(slug)
@@ -292,6 +302,7 @@ extension BridgeEngine {
         guard planned.request.resource == .activities else { return }
         switch answer {
         case .success(_, let state):
+            if planned.request.body["state"] != nil { slots.displaced.remove(slug) }
             if state == "preempted" {
                 markPreempted(slug, at: now)
             } else if planned.request.body["state"] == "ongoing" {
@@ -319,6 +330,8 @@ extension BridgeEngine {
     /// run goes to the summary card. Slugs the bridge does not hold are someone else's and ignored.
     public mutating func observePreempted(_ slugs: Set<String>, at now: UnixTime) {
         slots.preemptedCheckWanted = false
+        // Answered: the next eviction is asked about at once; only unanswered asks are spaced.
+        slots.preemptedCheckAskedAt = nil
         for slug in slugs.sorted() { markPreempted(slug, at: now) }
     }
 

@@ -17,6 +17,10 @@ struct SlotBook: Sendable {
     var indexStale = false
     /// Cards whose request to go `ongoing` is out: counted as ongoing until answered.
     var ongoingClaims: Set<String> = []
+    /// Cards that lost their slot while showing: PushWard may have evicted them without the
+    /// bridge hearing yet, so their next PATCH says `state` (required on a preempted activity,
+    /// harmless on an ongoing one) until one that does is acknowledged.
+    var displaced: Set<String> = []
     /// Cards held back because their person already shows as many ongoing cards as it may.
     var waitingForRoom: Set<String> = []
     /// `GET /activities?state=preempted` should be asked: at start, and when an answer suggests
@@ -34,5 +38,6 @@ struct SlotBook: Sendable {
         if slugsOfPerson[person]?.isEmpty == true { slugsOfPerson[person] = nil }
         waitingForRoom.remove(slug)
         ongoingClaims.remove(slug)
+        displaced.remove(slug)
     }
 }
