@@ -1,6 +1,7 @@
 # pushward-bridge — the two commands of the README's quick start, and the rest of the workflow.
 #   make run    install missing system packages, build, run on config.example.json
-#   make test   the same set-up, then the whole test suite
+#   make test   the same set-up, then the whole test suite, then every request it sent to the fake
+#               PushWard validated against PushWard's OpenAPI document (Tests/openapi)
 #   make sanitize   the whole suite under ThreadSanitizer, then under AddressSanitizer
 #   make fuzz       libFuzzer on the webhook decoder, the ingest path and merge-patch, FUZZ_SECONDS (60) each
 
@@ -8,10 +9,16 @@ SWIFT       ?= swift
 CONFIG      ?= config.example.json
 # Debian packages the build needs: the C libraries behind the system-library targets.
 DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev libpq-dev
-# What only the tests need: Chromium renders the status page, systemd-analyze checks the units.
-TEST_DEB_PACKAGES := chromium systemd postgresql
+# What only the tests need: Chromium renders the status page, systemd-analyze checks the units,
+# Python's jsonschema and YAML validate the requests the tests sent against PushWard's OpenAPI document.
+TEST_DEB_PACKAGES := chromium systemd postgresql python3-jsonschema python3-yaml
+# The interpreter Debian's python3-* packages install for (a python3 earlier on PATH may not have them).
+PYTHON      ?= /usr/bin/python3
+# Where the fake PushWard writes every request it receives (PUSHWARD_FAKE_REQUEST_LOG), for
+# Tests/openapi/check_requests.py after the suite.
+REQUEST_LOG ?= $(CURDIR)/.build/pushward-requests
 
-.PHONY: all deps test-deps install-packages build release run test sanitize sanitize-suite check-units install uninstall \
+.PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units install uninstall \
 	format lint bench bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
 all: build
@@ -50,8 +57,16 @@ run: build
 
 test: test-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	rm -rf "$(REQUEST_LOG)" && mkdir -p "$(REQUEST_LOG)"
+	PUSHWARD_FAKE_REQUEST_LOG="$(REQUEST_LOG)" $(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory check-requests
 	$(MAKE) --no-print-directory check-units
+
+# The checker's own tests (a known-bad request is caught), then every request the suite sent to
+# the fake PushWard against the OpenAPI document and its overlay: any violation fails.
+check-requests:
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s Tests/openapi -q
+	$(PYTHON) Tests/openapi/check_requests.py "$(REQUEST_LOG)"
 
 # The whole suite under ThreadSanitizer, then once under AddressSanitizer: no race, no memory error.
 # Each builds into its own scratch path (.build/tsan, .build/asan), so .build/debug is untouched, and

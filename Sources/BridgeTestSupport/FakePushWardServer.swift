@@ -68,13 +68,32 @@ public final class FakePushWardServer: @unchecked Sendable {
         limit: FakeLimits.documented.requestsPerWindow, window: FakeLimits.documented.rateWindow)
     private var received: [Received] = []
     private var faultRule: FaultRule?
+    private let requestLog: FakeRequestLog?
+    private var unchecked: String?
     private var server: HTTPServer?
     public private(set) var port: Int = 0
 
-    /// Starts listening on `127.0.0.1:port` (0: any free port), with an unlimited quota.
-    public init(apiKey: String = "hlk_test", port: Int = 0) throws {
+    /// Starts listening on `127.0.0.1:port` (0: any free port), with an unlimited quota and the
+    /// documented limits. Every request it receives goes as a JSON line to a file under
+    /// `requestLog` (by default the directory `PUSHWARD_FAKE_REQUEST_LOG` names, which `make test`
+    /// sets; nil: none), where `file` and `line` name the test that made it.
+    public init(
+        apiKey: String = "hlk_test", port: Int = 0,
+        requestLog: String? = ProcessInfo.processInfo.environment[FakeRequestLog.variable],
+        file: String = #fileID, line: Int = #line
+    ) throws {
         self.apiKey = apiKey
+        self.requestLog = requestLog.flatMap { FakeRequestLog(directory: $0, origin: "\(file):\(line)") }
         try start(port: port)
+    }
+
+    /// Marks the requests from now on as sent invalid on purpose (a test of the fake's refusals),
+    /// with the reason: the schema check after the suite counts them and skips them. Requests the
+    /// bridge sends are never marked.
+    public func sendsInvalidRequestsOnPurpose(_ reason: String) {
+        lock.lock()
+        unchecked = reason
+        lock.unlock()
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -268,6 +287,10 @@ public final class FakePushWardServer: @unchecked Sendable {
             Received(
                 method: request.method, path: request.path, headers: request.headers, body: body, at: now,
                 status: response.status))
+        requestLog?.append(
+            method: request.method, path: request.path, query: request.query,
+            contentType: request.header("content-type"), body: request.body, status: response.status,
+            unchecked: unchecked)
         lock.unlock()
         return response
     }

@@ -140,7 +140,9 @@ public struct InMemoryPushWard: Sendable {
         guard let stored else {
             return refuse(404, "activity.not_found", "slug", "activity.not_found")
         }
-        if let state, !["ongoing", "ended"].contains(state.stringValue?.lowercased() ?? "") {
+        // A state or priority of the wrong type is a schema error (422, below); a string or an
+        // integer the server does not take is the documented 400.
+        if let text = state?.stringValue, !["ongoing", "ended"].contains(text.lowercased()) {
             return refuse(400, "activity.state_invalid", "state", "must be ongoing or ended")
         }
         if let priority = request.body["priority"]?.intValue, !(0...10).contains(priority) {

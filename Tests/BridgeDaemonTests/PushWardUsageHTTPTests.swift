@@ -91,6 +91,7 @@ struct PushWardUsageHTTPTests {
         #expect(notFound.status == 404)
         #expect(await client.send(Self.post) == .success(status: 201))
         #expect(await client.send(Self.patch) == .success(status: 200))
+        fake.sendsInvalidRequestsOnPurpose("a refused update must cost nothing")
         let invalid = PushWardRequest(method: .patch, slug: Self.slug, body: ["content": ["progress": 2]])
         guard case .problem(let problem) = await client.send(invalid) else {
             Issue.record("an invalid PATCH was accepted")

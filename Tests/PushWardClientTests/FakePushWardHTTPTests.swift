@@ -92,6 +92,7 @@ struct FakePushWardHTTPTests {
         #expect(upserted.headers["x-resource-action"] == "created")
         #expect(upserted.body?["name"] == "new")
 
+        fake.sendsInvalidRequestsOnPurpose("the fake's answers to a schema error, a bad state and a bad priority")
         let schema = try await Self.call(fake, "POST", "/activities", ["name": "no slug", "priority": 1])
         #expect(schema.status == 422, "a schema error on POST is 422")
         #expect(schema.body?["errors"]?.arrayValue?.isEmpty == false)
@@ -120,6 +121,7 @@ struct FakePushWardHTTPTests {
         #expect(ongoing.body?["next_cursor"] == "run-3")
         let rest = try await Self.call(fake, "GET", "/activities?state=ongoing&after=run-3")
         #expect(rest.body?["items"]?.arrayValue?.map { $0["slug"] } == ["run-4", "run-5"])
+        fake.sendsInvalidRequestsOnPurpose("the fake's answer to an unknown state filter")
         let bad = try await Self.call(fake, "GET", "/activities?state=paused")
         #expect(bad.status == 400)
         #expect(bad.body?["code"] == "activity.state_invalid")
@@ -165,5 +167,33 @@ struct FakePushWardHTTPTests {
         #expect(refused.body?["code"] == "widget.limit_exceeded")
         let existing: JSONValue = ["slug": "w3", "name": "W", "content": ["template": "progress", "value": 0.9]]
         #expect(try await Self.call(fake, "POST", "/widgets", existing).status == 201, "an upsert of one it holds")
+    }
+
+    @Test("every request goes to the request log as a JSON line naming the test, those sent invalid on purpose marked")
+    func requestLog() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-log-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fake = try FakePushWardServer(requestLog: directory.path)
+        let name = "CI \u{202E}🚀\u{0}"
+        #expect(
+            try await Self.call(fake, "POST", "/activities", ["slug": "ci", "name": .string(name), "priority": 1])
+                .status == 201)
+        #expect(try await Self.call(fake, "GET", "/activities?state=ongoing").status == 200)
+        fake.sendsInvalidRequestsOnPurpose("a schema error")
+        #expect(try await Self.call(fake, "PATCH", "/activities/ci", ["state": 1]).status == 422)
+
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        try #require(files.count == 1)
+        let text = try String(contentsOf: directory.appendingPathComponent(files[0]), encoding: .utf8)
+        let lines = try text.split(separator: "\n").map { try JSONValue(parsing: Data($0.utf8)) }
+        try #require(lines.count == 3)
+        #expect(lines[0]["origin"]?.stringValue?.hasPrefix("PushWardClientTests/FakePushWardHTTPTests.swift:") == true)
+        #expect(lines[0]["method"] == "POST" && lines[0]["path"] == "/activities" && lines[0]["status"] == 201)
+        #expect(lines[0]["content_type"] == "application/json")
+        #expect(lines[0]["body"]?["name"] == .string(name), "the body as sent, hostile text intact")
+        #expect(lines[1]["query"] == "state=ongoing" && lines[1]["body"] == nil)
+        #expect(lines[0]["unchecked"] == nil && lines[1]["unchecked"] == nil)
+        #expect(lines[2]["unchecked"] == "a schema error")
+        #expect(lines[2]["content_type"] == "application/merge-patch+json")
     }
 }
