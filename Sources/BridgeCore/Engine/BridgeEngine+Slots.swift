@@ -31,6 +31,11 @@ extension BridgeEngine {
     /// seconds. Saying yes counts as asking.
     public mutating func takePreemptedCheck(at now: UnixTime) -> Bool {
         guard slots.preemptedCheckWanted else { return false }
+        // With no card the bridge takes for showing, there is nothing the list could correct.
+        guard sessions.values.contains(where: { $0.phase != .ended && $0.acknowledged?.state == "ongoing" }) else {
+            slots.preemptedCheckWanted = false
+            return false
+        }
         if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
         slots.preemptedCheckAskedAt = now
         return true
@@ -318,7 +323,7 @@ extension BridgeEngine {
             }
         case .problem(let problem)
         where planned.request.method == .patch && planned.request.body["state"] == nil
-            && (400..<500).contains(problem.status) && problem.status != 404 && problem.status != 429:
+            && (problem.code == "activity.state_invalid" || problem.detail?.lowercased().contains("preempted") == true):
             slots.preemptedCheckWanted = true
         default:
             break
