@@ -71,6 +71,12 @@ struct SlotsEndToEndTests {
             places[script.runID] = document["placement"]?["place"]?.stringValue
         }
         let summaryContent = fake.activities[summarySlug]?.content ?? [:]
+        let (page, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/")!)
+        let html = String(decoding: page, as: UTF8.self)
+        // The status page says, per run, whether it holds a card or is counted on the summary.
+        #expect(html.contains("class=\"placement\" data-place=\"card\""))
+        #expect(
+            html.contains("class=\"placement\" data-place=\"summary\"") || html.contains("data-place=\"preempted\""))
         await bridge.daemon.shutdown()
 
         // The two other cards are default-branch runs; every run is on a card or on the summary.
