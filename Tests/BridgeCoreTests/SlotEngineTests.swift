@@ -230,7 +230,7 @@ struct SlotEngineTests {
         let content = try #require(harness.pushward.server.activities[SummaryCard.slug(person: "")]?.content)
         let state = try #require(content["state"]?.stringValue)
         #expect(state.hasPrefix("Newest: "))
-        #expect(state.count <= 256)
+        #expect(state.unicodeScalars.count <= 256, "PushWard counts scalars, not characters")
         let forbidden: Set<UInt32> = [0x202E, 0x2067, 0x0000, 0x2028]
         #expect(!state.unicodeScalars.contains { forbidden.contains($0.value) })
         // Six runs, five slots: four run cards and the summary, which counts two.

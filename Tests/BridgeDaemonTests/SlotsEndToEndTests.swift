@@ -103,7 +103,7 @@ struct SlotsEndToEndTests {
         #expect((fake.peakOngoing.values.max() ?? 0) <= 5)
         // The hostile names reach the summary as one plain line within the limit.
         if let state = summaryContent["state"]?.stringValue {
-            #expect(state.count <= 256)
+            #expect(state.unicodeScalars.count <= 256)
             #expect(!state.unicodeScalars.contains { [0x202E, 0x2066, 0x0000, 0x0007].contains($0.value) })
         }
     }
