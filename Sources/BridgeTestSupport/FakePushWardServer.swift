@@ -23,6 +23,8 @@ public final class FakePushWardServer: @unchecked Sendable {
         public var at: UnixTime
         /// The status the fake answered.
         public var status: Int
+        /// The query string (`upsert=true`, `state=preempted`), nil when there was none.
+        public var query: String?
     }
 
     /// A fault answers a request instead of the normal behaviour (nil: behave normally).
@@ -286,7 +288,7 @@ public final class FakePushWardServer: @unchecked Sendable {
         received.append(
             Received(
                 method: request.method, path: request.path, headers: request.headers, body: body, at: now,
-                status: response.status))
+                status: response.status, query: request.query))
         requestLog?.append(
             method: request.method, path: request.path, query: request.query,
             contentType: request.header("content-type"), body: request.body, status: response.status,

@@ -114,6 +114,7 @@ struct FakePushWardHTTPTests {
         #expect(fake.evictions.map(\.slug) == ["run-0"])
         let preempted = try await Self.call(fake, "GET", "/activities?state=PREEMPTED")
         #expect(preempted.status == 200)
+        #expect(fake.requests.last?.query == "state=PREEMPTED")
         #expect(preempted.body?["items"]?.arrayValue?.map { $0["slug"] } == ["run-0"])
         #expect(preempted.body?["next_cursor"] == nil)
         let ongoing = try await Self.call(fake, "GET", "/activities?state=ongoing&limit=3")
