@@ -22,7 +22,7 @@ extension BridgeService {
         let effect = engine.handleWidget(answer, for: planned, at: now)
         let status: String
         switch answer {
-        case .success(let code): status = String(code)
+        case .success(let code, _): status = String(code)
         case .problem(let problem): status = String(problem.status)
         case .noAnswer: status = "none"
         }

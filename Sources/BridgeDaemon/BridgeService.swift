@@ -392,7 +392,7 @@ public actor BridgeService {
         let status: Int?
         let detail: String?
         switch answer {
-        case .success(let code):
+        case .success(let code, _):
             status = code
             detail = nil
         case .problem(let problem):

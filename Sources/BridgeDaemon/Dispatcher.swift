@@ -29,6 +29,13 @@ public struct Dispatcher: Sendable {
         await withDiscardingTaskGroup { group in
             while !Task.isCancelled {
                 let now = clock()
+                // Which cards PushWard preempted (free to ask): read before planning, so none of
+                // them is patched as if it were still showing.
+                if await service.takePreemptedCheck(at: now),
+                    let slugs = await gated({ _ in await transport.activitySlugs(state: "preempted") }) ?? nil
+                {
+                    await service.observePreempted(slugs, at: clock())
+                }
                 for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }

@@ -15,6 +15,9 @@ public protocol PushWardTransport: Sendable {
     /// What the key's account has spent this period (`GET /auth/me`, free of quota), for the
     /// push-budget planner.
     func usage() async -> PushWardUsageAnswer
+    /// The slugs of the key's activities in `state` (`GET /activities?state=`, free of quota);
+    /// nil when nothing usable came back.
+    func activitySlugs(state: String) async -> [String]?
 }
 
 /// Dry-run mode (no API key): every request is "acknowledged" at once, so cards move through
@@ -42,6 +45,9 @@ public struct DryRunTransport: PushWardTransport {
     public func usage() async -> PushWardUsageAnswer {
         .usage(.unlimited)
     }
+
+    /// Nothing was sent, so PushWard preempted nothing.
+    public func activitySlugs(state: String) async -> [String]? { [] }
 }
 
 /// The real thing: PushWard's REST API over HTTPS.
@@ -65,6 +71,10 @@ public struct HTTPTransport: PushWardTransport {
     public func usage() async -> PushWardUsageAnswer {
         await client.usage()
     }
+
+    public func activitySlugs(state: String) async -> [String]? {
+        await client.activitySlugs(state: state)
+    }
 }
 
 extension PushWardTransport {
@@ -78,4 +88,8 @@ extension PushWardTransport {
     public func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer {
         .noAnswer(reason: "this transport does not send notifications")
     }
+
+    /// For transports that stand in for activities only (tests): no list, so the bridge keeps
+    /// what the PATCH answers tell it.
+    public func activitySlugs(state: String) async -> [String]? { nil }
 }

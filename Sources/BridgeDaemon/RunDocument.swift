@@ -91,6 +91,7 @@ public enum RunDocument {
             "target": target?.json ?? .null,
             "updates_spent": .number(Double(state.updatesSpent ?? 0)),
             "card_decision": state.cardDecision.map(Self.decision) ?? .null,
+            "placement": state.placement?.json ?? .null,
             "steps": .array(
                 plan.groups.map { group in
                     [

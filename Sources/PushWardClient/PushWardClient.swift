@@ -83,11 +83,36 @@ public struct PushWardClient: Sendable {
         switch await exchange(urlRequest, gate: gate) {
         case .failed(let reason):
             return .noAnswer(reason: reason)
-        case .answered(let status, _, _) where (200..<300).contains(status):
-            return .success(status: status)
+        case .answered(let status, let body, _) where (200..<300).contains(status):
+            // A PATCH's answer is the activity: its `state` says whether PushWard preempted it.
+            let state =
+                request.resource == .activities && request.method == .patch
+                ? (try? JSONValue(parsing: body))?["state"]?.stringValue : nil
+            return .success(status: status, state: state)
         case .answered(let status, let body, let retryAfter):
             return .problem(ProblemDecoder.decode(status: status, body: body, retryAfterHeader: retryAfter))
         }
+    }
+
+    /// The slugs of the key's activities in `state` (`GET /activities?state=…`, free of quota),
+    /// every page of them; nil when PushWard gave no usable answer (the caller asks again later).
+    public func activitySlugs(state: String) async -> [String]? {
+        var slugs: [String] = []
+        var after: String?
+        // The account holds at most 50 activities: a few pages of 100 are more than enough, and
+        // a server that keeps answering with a cursor cannot keep the caller here for ever.
+        for _ in 0..<10 {
+            var path = "/activities?state=" + PushWardRequest.escapePathSegment(state) + "&limit=100"
+            if let after { path += "&after=" + PushWardRequest.escapePathSegment(after) }
+            guard let urlRequest = baseRequest(method: "GET", path: path) else { return nil }
+            guard case .answered(let status, let body, _) = await exchange(urlRequest), (200..<300).contains(status),
+                let page = try? JSONValue(parsing: body)
+            else { return nil }
+            slugs += (page["items"]?.arrayValue ?? []).compactMap { $0["slug"]?.stringValue }
+            guard let next = page["next_cursor"]?.stringValue, !next.isEmpty else { return slugs }
+            after = next
+        }
+        return slugs
     }
 
     /// `POST /notifications`: an alert. The 201's `id`, `delivery` and `reason` are read when

@@ -171,6 +171,9 @@ enum RunsCommand {
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
         text += "\nreaches: " + (session?.identity.target.map { safe($0.description) } ?? "everyone the key reaches")
         text += "\ncost: \(state.updatesSpent ?? 0) PushWard updates (POST + PATCH)"
+        if let placement = state.placement {
+            text += "\nslot: " + safe(placement.summaryLine(formatTime: DatabaseAccess.time))
+        }
         if let decision = state.cardDecision {
             text += "\nbudget: \(decision.level?.rawValue ?? "no card") — \(safe(decision.reason))"
         }

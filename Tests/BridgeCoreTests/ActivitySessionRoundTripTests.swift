@@ -43,6 +43,7 @@ struct ActivitySessionRoundTripTests {
         session.deletionRequestedAt = 1_700_000_300.5
         session.deletedAt = 1_700_000_301.75
         session.waitsForRoom = true
+        session.priority = 3
         return session
     }
 

@@ -177,6 +177,9 @@ struct BridgeConfigurationTests {
     func partialSectionKeepsOtherDefaults() throws {
         let configuration = try BridgeConfiguration(json: Data(#"{"pushward": {"priority": 0}}"#.utf8))
         #expect(configuration.activity.priority == 0)
+        #expect(configuration.activity.slotsPerPerson == 5, "PushWard's limit by default")
+        let fewer = try BridgeConfiguration(json: Data(#"{"pushward": {"slots_per_person": 3}}"#.utf8))
+        #expect(fewer.activity.slotsPerPerson == 3)
         #expect(configuration.activity.endedTTL == 900)
         #expect(configuration.pushwardURL == "https://api.pushward.app")
         #expect(configuration.listen == "127.0.0.1:8080")
@@ -260,6 +263,8 @@ struct BridgeConfigurationTests {
             // Values.
             (#"{"pushward": {"priority": 11}}"#, "pushward.priority"),
             (#"{"pushward": {"priority": -1}}"#, "pushward.priority"),
+            (#"{"pushward": {"slots_per_person": 0}}"#, "pushward.slots_per_person"),
+            (#"{"pushward": {"slots_per_person": 6}}"#, "pushward.slots_per_person"),
             (#"{"pushward": {"ended_ttl": 0}}"#, "pushward.ended_ttl"),
             (#"{"pushward": {"ended_ttl": "0s"}}"#, "pushward.ended_ttl"),
             (#"{"pushward": {"stale_ttl": "31d"}}"#, "pushward.stale_ttl"),

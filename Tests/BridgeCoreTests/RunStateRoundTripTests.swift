@@ -64,6 +64,13 @@ struct RunStateRoundTripTests {
         state.actionNote = ActionNote(
             kind: .rerun, text: "Re-run failed: “Ünïcode” \u{202E}person\u{202C} has no access", failed: true,
             at: 1_700_000_302.25)
+        var placement = CardPlacement(place: .preempted, since: 1_700_000_310.5, rank: .failing)
+        placement.cardAt = 1_700_000_001.25
+        placement.summaryAt = 1_700_000_310.5
+        placement.preemptedAt = 1_700_000_310.5
+        placement.preemptions = 1
+        placement.restartedAt = 1_700_000_320.75
+        state.placement = placement
         return state
     }
 

@@ -127,6 +127,12 @@ enum HostileInput {
             let runs = try database.listRuns(limit: 100)
             guard runs.count == 2 * count else { return false }
             return try runs.allSatisfy { run in
+                // More runs are live than PushWard's five cards per person: those without a slot are
+                // counted on the summary card (whose content carries the newest one's names) or,
+                // finished meanwhile, never drawn; each says so in its placement.
+                if let place = try database.storedRun(run.key)?.state.placement?.place, place != .card {
+                    return true
+                }
                 guard let card = try database.session(slug: run.slug), card.acknowledged != nil else { return false }
                 return run.key.runID >= 800 || card.stored.session.phase == .ended
             }

@@ -55,12 +55,12 @@ struct GatedSendTests {
         let client = Self.client(fake)
         let (gate, asks) = Self.gate(allowing: .max)
         #expect(await client.send(Self.create, gate: gate) == .success(status: 201))
-        #expect(await client.send(Self.start, gate: gate) == .success(status: 200))
+        #expect(await client.send(Self.start, gate: gate) == .success(status: 200, state: "ongoing"))
         #expect(asks.total == 2, "asked once per request, as its body went out")
         #expect(!gate.refused)
         // The same two, ungated, for comparison.
         #expect(await client.send(Self.create) == .success(status: 201))
-        #expect(await client.send(Self.start) == .success(status: 200))
+        #expect(await client.send(Self.start) == .success(status: 200, state: "ongoing"))
 
         let requests = fake.requests
         try #require(requests.count == 4)
@@ -103,7 +103,7 @@ struct GatedSendTests {
 
         // The connection and the fake are fine: the next request goes, and only the POST and it
         // ever reached the server.
-        #expect(await client.send(Self.start, gate: SendGate { true }) == .success(status: 200))
+        #expect(await client.send(Self.start, gate: SendGate { true }) == .success(status: 200, state: "ongoing"))
         try await Task.sleep(for: .milliseconds(200))
         #expect(fake.requests.map(\.method) == ["POST", "PATCH"], "\(fake.requests.map(\.path))")
         #expect(fake.activities["gh-gated"]?.state == "ongoing")

@@ -53,6 +53,9 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     public var totalUpdates: Int?
     /// The step the acknowledged frame showed, for a template whose content does not say (generic).
     public var acknowledgedStep: Int?
+    /// The `priority` PushWard holds for the activity, as last acknowledged in a body that set it
+    /// (a create, or the PATCH after the owner's rank class changed); nil before any.
+    public var priority: Int?
 
     /// When PushWard acknowledged `state: ended`: the activity lingers `ended_ttl` from here (it
     /// still counts against the account's 50), then the bridge deletes it.

@@ -64,6 +64,7 @@ public enum ActivitySessionJSON {
             object.number("deletedAt", session.deletedAt, &out)
         else { return false }
         if let waits = session.waitsForRoom { object.bool("waitsForRoom", waits, &out) }
+        object.integer("priority", session.priority, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }

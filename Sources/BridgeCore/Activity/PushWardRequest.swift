@@ -40,7 +40,7 @@ public struct PushWardRequest: Sendable, Equatable {
     }
 
     /// Escapes everything but RFC 3986 unreserved characters, so no slug can leave its path segment.
-    static func escapePathSegment(_ segment: String) -> String {
+    public static func escapePathSegment(_ segment: String) -> String {
         var escaped = ""
         for byte in segment.utf8 {
             switch byte {

@@ -25,8 +25,14 @@ public struct ActivitySettings: Sendable, Equatable {
     public var icon: String = "arrow.triangle.branch"
     /// Tint steps by kind of job and turn a failed step red.
     public var stepColors: Bool = true
-    /// PushWard activity priority, 0–10.
+    /// PushWard activity priority, 0–10: the priority of a run in the lowest class; the classes
+    /// above it (`SlotRank`) and the summary card are sent one step higher each.
     public var priority: Int = 1
+    /// Ongoing cards per person (`pushward.slots_per_person`, 1–5): PushWard ends the oldest
+    /// lowest-priority card when a sixth goes ongoing (iOS's per-app limit), so the bridge
+    /// chooses which runs hold the five itself (`SlotPlanner`); with more runs than slots one of
+    /// them is the summary card. Lower it to leave room for other integrations' cards.
+    public var slotsPerPerson: Int = 5
     /// How long PushWard keeps an ended activity on the Lock Screen.
     public var endedTTL: Int = 15 * 60
     /// After this long without an update PushWard ends the activity; the bridge sends a heartbeat

@@ -138,6 +138,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             }
             apiKey = try pushward.string("api_key").flatMap { $0.isEmpty ? nil : $0 }
             activity.priority = try pushward.integer("priority", in: 0...10) ?? activity.priority
+            activity.slotsPerPerson = try pushward.integer("slots_per_person", in: 1...5) ?? activity.slotsPerPerson
             activity.endedTTL = try pushward.duration("ended_ttl", in: 1...2_592_000) ?? activity.endedTTL
             activity.staleTTL = try pushward.duration("stale_ttl", in: 1...2_592_000) ?? activity.staleTTL
             activity.endDelay = try pushward.duration("end_delay").map(Double.init) ?? activity.endDelay

@@ -8,6 +8,7 @@ extension BridgeEngine {
         let slug = planned.request.slug
         // Whatever came back, the card is decided again (now, or when the gate reopens).
         dirtySlugs.insert(slug)
+        defer { noteSlotAnswer(answer, for: planned, at: now) }
         switch answer {
         case .success:
             if gate.breaker.state != .closed || gate.authFailures > 0 || gate.reason != nil {

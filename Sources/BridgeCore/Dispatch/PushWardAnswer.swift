@@ -1,7 +1,9 @@
 /// What PushWard answered to one request, as the core needs it: a 2xx, a problem (RFC 9457 or
 /// the legacy `{"error": …}`), or no answer at all.
 public enum PushWardAnswer: Sendable, Equatable {
-    case success(status: Int)
+    /// A 2xx; `state` is the activity's state as the answer's body gives it (`ongoing`, `ended`,
+    /// `preempted`), nil when it did not say (a POST, a widget, a body not read).
+    case success(status: Int, state: String? = nil)
     case problem(PushWardProblem)
     /// Connection refused or reset, timeout, TLS failure: nothing came back.
     case noAnswer(reason: String)

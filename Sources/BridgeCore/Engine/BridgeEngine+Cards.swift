@@ -4,6 +4,8 @@ extension BridgeEngine {
     /// run still in progress takes the card over.
     mutating func reassignActivities(_ slugsToCheck: String...) {
         for slug in slugsToCheck {
+            // Whatever happens to the card, its person's slots are planned again.
+            defer { noteSlotChange(slug) }
             dirtySlugs.insert(slug)
             let owner = sessions[slug]?.owner
             // A run that finished while another one held the card has nothing left to show.
@@ -75,6 +77,7 @@ extension BridgeEngine {
 
     /// What the card on `slug` should show at `now`; nil when no run holds it.
     public func desired(slug: String, at now: UnixTime) -> DesiredActivity? {
+        if SummaryCard.isSummary(slug) { return summaryDesired(slug: slug) }
         guard let owner = sessions[slug]?.owner, let state = runs[owner] else { return nil }
         let plan = StepPlanner.plan(for: state)
         let builder = ActivityContentBuilder(settings: settings)
@@ -104,16 +107,23 @@ extension BridgeEngine {
     /// The next request for what the card on `slug` shows at `now`, or when to ask again; `decide`
     /// puts a due deletion ahead of it (`BridgeEngine+Removal.swift`).
     mutating func decideContent(slug: String, at now: UnixTime) -> ReconcileDecision {
+        planSlots(at: now)
         if let quietUntil = throttledUntil(slug: slug, at: now) {
             slugDue[slug] = quietUntil
             return .wait(until: quietUntil)
+        }
+        // A run without one of its person's slots sends nothing (`BridgeEngine+Slots`).
+        if let gated = slotGate(slug: slug, at: now) {
+            slugDue[slug] = gated.dueAt
+            return slotAdjusted(gated, slug: slug)
         }
         guard let session = sessions[slug], var desired = desired(slug: slug, at: now) else {
             slugDue[slug] = nil
             return .idle
         }
         if !desired.isFinal { applyProgressFloor(to: &desired, slug: slug) }
-        let decision = Reconciler.decide(session: session, desired: desired, settings: settings, now: now)
+        let decision = slotAdjusted(
+            Reconciler.decide(session: session, desired: desired, settings: settings, now: now), slug: slug)
         // A held change: coalescing and settling count from when it was first seen.
         if case .hold(_, let reason) = decision, reason != .hourlyCap, session.pendingSince == nil {
             sessions[slug]?.pendingSince = now
@@ -164,6 +174,7 @@ extension BridgeEngine {
     /// The cards to decide at `now`: those something happened to, and those whose recorded time
     /// came. They leave both lists; deciding records their next time again.
     public mutating func takeDueSlugs(at now: UnixTime) -> [String] {
+        planSlots(at: now)
         var due = dirtySlugs
         for (slug, time) in slugDue where time <= now { due.insert(slug) }
         dirtySlugs.removeAll()
@@ -189,11 +200,12 @@ extension BridgeEngine {
             changes.runs.insert(planned.run)
         }
         guard let session = sessions[slug], session.owner == planned.run else { return }
-        let updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
+        var updated = Reconciler.acknowledge(planned, session: session, settings: settings, at: now)
+        if let priority = planned.request.body["priority"]?.intValue { updated.priority = priority }
         sessions[slug] = updated
         changes.slugs.insert(slug)
         dirtySlugs.insert(slug)
-        if updated.phase == .ended, let owner = updated.owner {
+        if updated.phase == .ended, let owner = updated.owner, owner != SummaryCard.owner {
             release(owner, slug: slug)
             reassignActivities(slug)
         }

@@ -59,6 +59,8 @@ public struct BridgeEngine: Sendable {
     /// Runs that finished by the grace period since alerts were last planned (`planAlerts`):
     /// `advance` has no history to ask whether a success fixed something.
     var alertChecks: [RunKey: Set<AlertReason>] = [:]
+    /// What the slot planner decided and works from (`BridgeEngine+Slots`).
+    var slots = SlotBook()
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
@@ -206,6 +208,7 @@ public struct BridgeEngine: Sendable {
             contendersBySlug[slug, default: []].insert(state.key)
         }
         completionDue[state.key] = state.completion == nil ? inferredCompletionDue(state) : nil
+        slots.indexStale = true
     }
 
     /// Puts back a card read from storage.
@@ -213,6 +216,7 @@ public struct BridgeEngine: Sendable {
         sessions[session.identity.slug] = session
         dirtySlugs.insert(session.identity.slug)
         progressFloors[session.identity.slug] = floor
+        slots.indexStale = true
     }
 
     /// Hands over what changed since the last call, and starts counting afresh.
@@ -255,6 +259,7 @@ public struct BridgeEngine: Sendable {
             progressFloors[slug] = nil
             slugDue[slug] = nil
             contendersBySlug[slug] = nil
+            slots.forget(slug)
         }
         // A run silent for longer than GitHub lets a run last lost its last deliveries and will
         // never change: done with its card (written as released, so a start skips it), then let go.

@@ -37,6 +37,9 @@ public struct RunState: Sendable, Equatable, Codable {
     /// What became of the last button pressed for this run (`actions`): the card says it until a
     /// delivery changes the run again.
     public var actionNote: ActionNote?
+    /// Whether the run holds one of its person's ongoing cards, is counted on the summary card,
+    /// or was preempted, and since when (`SlotPlanner`); nil until first planned.
+    public var placement: CardPlacement?
 
     public init(key: RunKey, repository: Repository, at now: UnixTime) {
         self.key = key

@@ -113,6 +113,21 @@ public enum RunStateJSON {
             guard fields.number("at", note.at, &out) else { return false }
             out.append(UInt8(ascii: "}"))
         }
+        if let placement = state.placement {
+            object.key("placement", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = JSONObjectWriter()
+            fields.string("place", placement.place.rawValue, &out)
+            guard fields.number("since", placement.since, &out) else { return false }
+            fields.integer("rank", placement.rank.rawValue, &out)
+            guard fields.number("cardAt", placement.cardAt, &out),
+                fields.number("summaryAt", placement.summaryAt, &out),
+                fields.number("preemptedAt", placement.preemptedAt, &out)
+            else { return false }
+            fields.integer("preemptions", placement.preemptions, &out)
+            guard fields.number("restartedAt", placement.restartedAt, &out) else { return false }
+            out.append(UInt8(ascii: "}"))
+        }
         out.append(UInt8(ascii: "}"))
         return true
     }

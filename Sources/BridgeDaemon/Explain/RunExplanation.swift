@@ -50,6 +50,10 @@ public enum RunExplanation {
                     ? "the repository's card (scope repository: one card per repository)."
                     : "its workflow's card (scope workflow)."))
         sentences += ownership(facts)
+        if let placement = state.placement {
+            sentences.append(
+                placement.sentence(slots: facts.settings.slotsPerPerson, formatTime: { GitHubTimestamp.format($0) }))
+        }
         sentences += shape(state, plan: plan)
         sentences += weights(plan)
         sentences += windows(facts, plan: plan)

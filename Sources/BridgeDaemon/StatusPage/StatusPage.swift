@@ -103,6 +103,13 @@ public enum StatusPage {
             "</dd></div><div><dt>Updated</dt><dd title=\"\(Markup.escaped(GitHubTimestamp.format(run.updatedAt)))\">"
         html += "\(Markup.escaped(ago(run.updatedAt, now: now)))</dd></div>"
         html += "<div><dt>Updates</dt><dd class=\"updates\">\(run.updatesSpent ?? 0)</dd></div></dl>"
+        if let placement = run.placement {
+            let place = placement.place.rawValue
+            html += "<p class=\"placement\" data-place=\"\(Markup.escaped(place))\"><span class=\"tag"
+            html += " \(placement.place == .card ? "neutral" : "bad")\">\(Markup.escaped(place))</span> "
+            let line = placement.summaryLine(formatTime: { Markup.escaped(GitHubTimestamp.format($0)) })
+            html += "<span class=\"dim\">\(line)</span></p>"
+        }
         if let decision = run.cardDecision {
             let level = decision.level?.rawValue ?? "no card"
             html += "<p class=\"decision\" data-level=\"\(Markup.escaped(level))\"><span class=\"tag"

@@ -54,6 +54,8 @@ public struct StatusSnapshot: Sendable {
         public var alerts: [AlertRecord]
         /// Who the card reaches (`routing`); nil: everyone the key reaches.
         public var target: ActivityTarget?
+        /// Whether the run had one of its person's ongoing cards, a summary entry, or was preempted.
+        public var placement: CardPlacement?
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
@@ -173,6 +175,7 @@ public struct StatusSnapshot: Sendable {
                     cardDecision: stored?.state.cardDecision,
                     alerts: try database.alerts(repository: key.repository, runID: key.runID).filter { $0.run == key },
                     target: session?.identity.target))
+            runs[runs.count - 1].placement = stored?.state.placement
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedRequestsPerDay(since: period.start).map {

@@ -1,0 +1,365 @@
+extension BridgeEngine {
+    /// PushWard shows a person at most five ongoing cards and evicts the lowest-priority, then
+    /// oldest, one when a sixth goes ongoing. The bridge plans which runs hold them
+    /// (`SlotPlanner`), holds back every other run's card (its run is counted on the summary card
+    /// instead), sends `priority` so that an eviction still agrees with its plan, and reads
+    /// `preempted` back so it never sends a card PushWard ended as if it were showing.
+
+    /// The person a card belongs to ("" for the account): the routed person its runs are for.
+    func slotPerson(ofSlug slug: String) -> String {
+        if let person = slots.personOfSlug[slug] { return person }
+        guard let owner = sessions[slug]?.owner, let state = runs[owner] else { return "" }
+        return route(for: state).person ?? ""
+    }
+
+    /// Something happened to the card on `slug` (a delivery for its run, a new owner, an answer):
+    /// its person is planned again before the next requests are chosen.
+    mutating func noteSlotChange(_ slug: String) {
+        let person = slotPerson(ofSlug: slug)
+        if slots.personOfSlug[slug] == nil, sessions[slug]?.owner != nil {
+            slots.personOfSlug[slug] = person
+            slots.slugsOfPerson[person, default: []].insert(slug)
+        }
+        slots.dirtyPeople.insert(person)
+    }
+
+    /// Whether `GET /activities?state=preempted` is wanted now (at start, and after an answer that
+    /// suggests an eviction). The caller asks it, then passes the answer to `observePreempted`.
+    public var wantsPreemptedCheck: Bool { slots.preemptedCheckWanted }
+
+    /// Whether to ask for the preempted list at `now`: wanted, and not asked in the last few
+    /// seconds. Saying yes counts as asking.
+    public mutating func takePreemptedCheck(at now: UnixTime) -> Bool {
+        guard slots.preemptedCheckWanted else { return false }
+        // With no card the bridge takes for showing, there is nothing the list could correct.
+        guard sessions.values.contains(where: { $0.phase != .ended && $0.acknowledged?.state == "ongoing" }) else {
+            slots.preemptedCheckWanted = false
+            return false
+        }
+        if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
+        slots.preemptedCheckAskedAt = now
+        return true
+    }
+
+    /// The runs of `person` holding one of the ongoing cards, and those on the summary card.
+    public func slotHolders(person: String = "") -> Set<RunKey> { slots.holders[person] ?? [] }
+    public func summaryRuns(person: String = "") -> [RunKey] { slots.summary[person] ?? [] }
+
+    /// Plans every person something happened to since the last plan.
+    mutating func planSlots(at now: UnixTime) {
+        if slots.indexStale { rebuildSlotIndex() }
+        guard !slots.dirtyPeople.isEmpty else { return }
+        let people = slots.dirtyPeople
+        slots.dirtyPeople.removeAll()
+        for person in people.sorted() { planSlots(person: person, at: now) }
+    }
+
+    /// After a restart the index of cards by person is built once from the sessions put back.
+    private mutating func rebuildSlotIndex() {
+        slots.indexStale = false
+        for (slug, session) in sessions where session.owner != nil && slots.personOfSlug[slug] == nil {
+            let person =
+                SummaryCard.isSummary(slug)
+                ? (slots.personOfSlug[slug] ?? personOfSummary(slug)) : slotPerson(ofSlug: slug)
+            slots.personOfSlug[slug] = person
+            slots.slugsOfPerson[person, default: []].insert(slug)
+            slots.dirtyPeople.insert(person)
+        }
+    }
+
+    /// The person a summary card put back from storage is for: the one whose slug it has.
+    private func personOfSummary(_ slug: String) -> String {
+        for person in Set(slots.personOfSlug.values) where SummaryCard.slug(person: person) == slug { return person }
+        for state in runs.values {
+            let person = route(for: state).person ?? ""
+            if SummaryCard.slug(person: person) == slug { return person }
+        }
+        return ""
+    }
+
+    private mutating func planSlots(person: String, at now: UnixTime) {
+        var candidates: [SlotPlanner.Candidate] = []
+        var ranks: [RunKey: SlotRank] = [:]
+        var preempted: Set<RunKey> = []
+        for slug in (slots.slugsOfPerson[person] ?? []).sorted() where !SummaryCard.isSummary(slug) {
+            guard let session = sessions[slug], let owner = session.owner, session.phase != .ended,
+                let state = runs[owner]
+            else { continue }
+            let wasPreempted = session.acknowledged?.state == "preempted"
+            // A preempted card of a finished run only ends (`slotGate`): it wants no slot.
+            if wasPreempted && state.completion != nil { continue }
+            let holds = session.phase != .needsCreate && !wasPreempted
+            let rank = SlotRank.of(state, endFrameShown: session.phase == .finalShown)
+            ranks[owner] = rank
+            if wasPreempted { preempted.insert(owner) }
+            candidates.append(
+                SlotPlanner.Candidate(
+                    run: owner, rank: rank, startedAt: state.attemptStartedAt, holdsCard: holds,
+                    pinned: holds && (session.phase == .finalShown || state.completion != nil),
+                    preempted: wasPreempted, barred: wasPreempted && (state.placement?.preemptions ?? 0) >= 2,
+                    finished: session.phase == .needsCreate && state.completion != nil))
+        }
+        let plan = SlotPlanner.plan(candidates, slots: settings.slotsPerPerson)
+        let holders = Set(plan.cards)
+        let before = slots.holders[person] ?? []
+        slots.holders[person] = holders.isEmpty ? nil : holders
+        for key in holders.symmetricDifference(before) {
+            guard let slug = slugs[key] else { continue }
+            dirtySlugs.insert(slug)
+            if before.contains(key), let session = sessions[slug], session.acknowledged?.state == "ongoing",
+                session.phase != .ended
+            {
+                slots.displaced.insert(slug)
+            }
+        }
+        for key in plan.cards {
+            let restarting = preempted.contains(key)
+            place(key, .card, rank: ranks[key] ?? .other, at: now, restarting: restarting)
+        }
+        for key in plan.summary {
+            place(key, preempted.contains(key) ? .preempted : .summary, rank: ranks[key] ?? .other, at: now)
+        }
+        for key in plan.dropped { drop(key, rank: ranks[key] ?? .other, at: now) }
+        updateSummary(person: person, runs: plan.summary, at: now)
+        // A card held back for room is decided again whenever its person is planned.
+        for slug in slots.waitingForRoom where slots.personOfSlug[slug] == person { dirtySlugs.insert(slug) }
+    }
+
+    /// Records where the run stands, when that changed.
+    private mutating func place(
+        _ key: RunKey, _ place: CardPlacement.Place, rank: SlotRank, at now: UnixTime, restarting: Bool = false
+    ) {
+        guard var state = runs[key] else { return }
+        var placement = state.placement ?? CardPlacement(place: place, since: now, rank: rank)
+        if placement.place != place {
+            placement.place = place
+            placement.since = now
+        }
+        placement.rank = rank
+        switch place {
+        case .card:
+            if placement.cardAt == nil { placement.cardAt = now }
+            if restarting, placement.restartedAt == nil { placement.restartedAt = now }
+        case .summary, .preempted:
+            if placement.summaryAt == nil { placement.summaryAt = now }
+        case .dropped:
+            break
+        }
+        guard placement != state.placement else { return }
+        state.placement = placement
+        runs[key] = state
+        changes.runs.insert(key)
+    }
+
+    /// A run that finished while every slot was taken gets no card: its session ends unsent and
+    /// the card passes to the next run of the slug, if any.
+    private mutating func drop(_ key: RunKey, rank: SlotRank, at now: UnixTime) {
+        place(key, .dropped, rank: rank, at: now)
+        guard let slug = slugs[key], var session = sessions[slug], session.owner == key else { return }
+        session.phase = .ended
+        sessions[slug] = session
+        changes.slugs.insert(slug)
+        release(key, slug: slug)
+        reassignActivities(slug)
+    }
+
+    /// Keeps the person's summary card in step with the runs it counts: created (or taken up
+    /// again) when runs overflow, its content moved when the list changes, ended when it empties.
+    private mutating func updateSummary(person: String, runs listed: [RunKey], at now: UnixTime) {
+        let slug = SummaryCard.slug(person: person)
+        if (slots.summary[person] ?? []) != listed {
+            slots.summary[person] = listed.isEmpty ? nil : listed
+            slots.summaryChangedAt[person] = now
+            if sessions[slug] != nil {
+                dirtySlugs.insert(slug)
+                changes.slugs.insert(slug)
+            }
+        }
+        guard !listed.isEmpty else { return }
+        var target: ActivityTarget?
+        if !person.isEmpty {
+            for key in listed {
+                if let state = runs[key], let routed = route(for: state).target {
+                    target = routed
+                    break
+                }
+            }
+        }
+        var session = sessions[slug] ?? ActivitySession(identity: SummaryCard.identity(person: person, target: nil))
+        guard session.owner == nil || session.phase == .ended else { return }
+        session.identity = SummaryCard.identity(person: person, target: gate.targetsRefusedAt == nil ? target : nil)
+        session.assign(to: SummaryCard.owner)
+        // The summary moves when runs come and go, not with their steps: every change is minor,
+        // and it must go out at every level (coalesced), not wait for a heartbeat.
+        session.fidelity = .full
+        sessions[slug] = session
+        slots.personOfSlug[slug] = person
+        slots.slugsOfPerson[person, default: []].insert(slug)
+        dirtySlugs.insert(slug)
+        changes.slugs.insert(slug)
+    }
+
+    /// What the summary card on `slug` shows; nil once it ended with nothing to count.
+    func summaryDesired(slug: String) -> DesiredActivity? {
+        guard let session = sessions[slug], session.owner == SummaryCard.owner else { return nil }
+        let person = slots.personOfSlug[slug] ?? ""
+        let listed = slots.summary[person] ?? []
+        if listed.isEmpty && session.phase == .ended { return nil }
+        let entries = listed.compactMap { key -> SummaryCard.Entry? in
+            guard let state = runs[key] else { return nil }
+            let rank = state.placement?.rank ?? SlotRank.of(state)
+            return SummaryCard.Entry(state: state, rank: rank, preempted: state.placement?.place == .preempted)
+        }
+        return SummaryCard.desired(entries: entries, settings: settings, changedAt: slots.summaryChangedAt[person])
+    }
+
+    /// What the slot plan says of the card on `slug` before the reconciler is asked: nil to let it
+    /// decide, or the decision itself (held back: no slot; or the end of a preempted card).
+    func slotGate(slug: String, at now: UnixTime) -> ReconcileDecision? {
+        guard let session = sessions[slug], let owner = session.owner, owner != SummaryCard.owner,
+            session.phase != .ended, session.phase != .finalShown, let state = runs[owner]
+        else { return nil }
+        let person = slots.personOfSlug[slug] ?? slotPerson(ofSlug: slug)
+        let holds = slots.holders[person]?.contains(owner) ?? false
+        if session.acknowledged?.state == "preempted" {
+            // PushWard already ended it on the phones; a finished run's card is ended on the server
+            // too (a PATCH to a preempted activity must say its state), with no restart.
+            guard state.completion != nil else { return holds ? nil : .idle }
+            if let retryAt = session.retryAt, now < retryAt { return .wait(until: retryAt) }
+            return .send(
+                PlannedRequest(
+                    request: PushWardRequest(method: .patch, slug: slug, body: ["state": "ended"]), kind: .end,
+                    run: owner))
+        }
+        return holds ? nil : .idle
+    }
+
+    /// The decision with the card's `priority` where PushWard must learn it (the create, and the
+    /// first PATCH after its class changed), and held back when going ongoing would make PushWard
+    /// evict a card the plan keeps.
+    mutating func slotAdjusted(_ decision: ReconcileDecision, slug: String) -> ReconcileDecision {
+        guard case .send(var planned) = decision, var body = planned.request.body.objectValue,
+            planned.request.resource == .activities, let session = sessions[slug]
+        else { return decision }
+        let person = slots.personOfSlug[slug] ?? slotPerson(ofSlug: slug)
+        let wanted = wantedPriority(slug: slug)
+        if planned.kind == .create {
+            body["priority"] = .number(Double(wanted))
+        } else if planned.kind != .end, planned.kind != .correction, session.priority ?? settings.priority != wanted {
+            body["priority"] = .number(Double(wanted))
+        }
+        let suspect = slots.displaced.contains(slug)
+        if suspect, planned.request.method == .patch, body["state"] == nil, session.phase == .live {
+            body["state"] = "ongoing"
+        }
+        let goesOngoing = body["state"] == "ongoing" && (session.acknowledged?.state != "ongoing" || suspect)
+        if goesOngoing {
+            guard hasRoom(person: person, for: slug, priority: wanted) else {
+                slots.waitingForRoom.insert(slug)
+                return .idle
+            }
+            slots.ongoingClaims.insert(slug)
+        }
+        slots.waitingForRoom.remove(slug)
+        planned.request.body = .object(body)
+        return .send(planned)
+    }
+
+    /// The priority the card on `slug` should have: its owner's class (`SlotRank.priority`), or
+    /// the summary's.
+    func wantedPriority(slug: String) -> Int {
+        if SummaryCard.isSummary(slug) { return SlotRank.summaryPriority(base: settings.priority) }
+        guard let session = sessions[slug], let owner = session.owner, let state = runs[owner] else {
+            return settings.priority
+        }
+        return SlotRank.of(state, endFrameShown: session.phase == .finalShown).priority(base: settings.priority)
+    }
+
+    /// Whether one more of the person's cards may go ongoing: fewer than their slots are (as far
+    /// as answers and requests out tell), or one that is has lost its slot and ranks below, so it
+    /// is the one PushWard evicts (lowest priority, then oldest).
+    func hasRoom(person: String, for slug: String, priority: Int) -> Bool {
+        var ongoing = 0
+        var yielding = false
+        for other in slots.slugsOfPerson[person] ?? [] where other != slug {
+            guard let session = sessions[other], session.phase != .ended else { continue }
+            let showing = session.acknowledged?.state == "ongoing" || slots.ongoingClaims.contains(other)
+            guard showing else { continue }
+            ongoing += 1
+            if let owner = session.owner, owner != SummaryCard.owner, session.phase != .finalShown,
+                !(slots.holders[person]?.contains(owner) ?? false),
+                (session.priority ?? settings.priority) <= priority
+            {
+                yielding = true
+            }
+        }
+        return ongoing < settings.slotsPerPerson || yielding
+    }
+
+    /// Notes what an answer to a request for `slug` says of the slots: the claim to go ongoing is
+    /// settled; a card gone ongoing while one of the person's cards lost its slot means PushWard
+    /// evicted that one, and a PATCH answered `preempted` (or refused for want of a `state`) means
+    /// it evicted this one. Either way the free `GET /activities?state=preempted` says which.
+    mutating func noteSlotAnswer(_ answer: PushWardAnswer, for planned: PlannedRequest, at now: UnixTime) {
+        let slug = planned.request.slug
+        slots.ongoingClaims.remove(slug)
+        noteSlotChange(slug)
+        guard planned.request.resource == .activities else { return }
+        switch answer {
+        case .success(_, let state):
+            if planned.request.body["state"] != nil { slots.displaced.remove(slug) }
+            if state == "preempted" {
+                markPreempted(slug, at: now)
+            } else if planned.request.body["state"] == "ongoing" {
+                let person = slotPerson(ofSlug: slug)
+                let evicting = (slots.slugsOfPerson[person] ?? []).contains { other in
+                    guard other != slug, let session = sessions[other], let owner = session.owner,
+                        owner != SummaryCard.owner, session.acknowledged?.state == "ongoing",
+                        session.phase != .ended
+                    else { return false }
+                    return !(slots.holders[person]?.contains(owner) ?? false)
+                }
+                if evicting { slots.preemptedCheckWanted = true }
+            }
+        case .problem(let problem)
+        where planned.request.method == .patch && planned.request.body["state"] == nil
+            && (problem.code == "activity.state_invalid" || problem.detail?.lowercased().contains("preempted") == true):
+            slots.preemptedCheckWanted = true
+        default:
+            break
+        }
+    }
+
+    /// PushWard's list of the key's preempted activities (`GET /activities?state=preempted`): each
+    /// card of the bridge's in it that the bridge still took for showing is marked preempted; its
+    /// run goes to the summary card. Slugs the bridge does not hold are someone else's and ignored.
+    public mutating func observePreempted(_ slugs: Set<String>, at now: UnixTime) {
+        slots.preemptedCheckWanted = false
+        // Answered: the next eviction is asked about at once; only unanswered asks are spaced.
+        slots.preemptedCheckAskedAt = nil
+        for slug in slugs.sorted() { markPreempted(slug, at: now) }
+    }
+
+    private mutating func markPreempted(_ slug: String, at now: UnixTime) {
+        guard var session = sessions[slug], session.phase != .ended, session.phase != .needsCreate,
+            var acknowledged = session.acknowledged, acknowledged.state != "preempted"
+        else { return }
+        acknowledged.state = "preempted"
+        session.acknowledged = acknowledged
+        sessions[slug] = session
+        changes.slugs.insert(slug)
+        dirtySlugs.insert(slug)
+        noteSlotChange(slug)
+        guard let owner = session.owner, owner != SummaryCard.owner, var state = runs[owner] else { return }
+        var placement =
+            state.placement ?? CardPlacement(place: .preempted, since: now, rank: SlotRank.of(state))
+        placement.place = .preempted
+        placement.since = now
+        placement.preemptedAt = now
+        placement.preemptions = (placement.preemptions ?? 0) + 1
+        if placement.summaryAt == nil { placement.summaryAt = now }
+        state.placement = placement
+        runs[owner] = state
+        changes.runs.insert(owner)
+    }
+}
