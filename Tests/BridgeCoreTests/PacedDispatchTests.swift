@@ -74,7 +74,14 @@ struct PacedDispatchTests {
     @Test("without a pacer nothing is held: the same turn sends every card's request")
     func unpaced() {
         var engine = BridgeEngine(settings: Self.settings)
-        for index in 1...12 { _ = engine.receive(Self.script(index).run("requested", at: 0), at: Self.start) }
+        // Three people's runs, four each: every card has a slot (five per person), so only the
+        // pacer could hold one back.
+        engine.routing = RoutingSettings(members: ["dev0": "usr_0", "dev1": "usr_1", "dev2": "usr_2"])
+        for index in 1...12 {
+            var script = Self.script(index)
+            script.actor = "dev\(index % 3)"
+            _ = engine.receive(script.run("requested", at: 0), at: Self.start)
+        }
         #expect(engine.dueRequests(at: Self.start, inFlight: []).count == 12)
     }
 

@@ -33,6 +33,18 @@ struct PushWardLimitsEndToEndTests {
         ActivityIdentity.forRun(repository: script.repository, workflow: "CI", scope: .repository).slug
     }
 
+    /// Eight people's logins routed to their PushWard members.
+    static let eightPeople =
+        #""routing": {"members": {"#
+        + (0..<8).map { #""dev\#($0)": "usr_\#($0)""# }.joined(separator: ", ") + "}},"
+
+    /// The card of `script`'s run when routing gives each person their own.
+    static func routedSlug(_ script: RunScript) -> String {
+        ActivityIdentity.forRun(
+            repository: script.repository, workflow: "CI", scope: .repository, person: script.actor.lowercased()
+        ).slug
+    }
+
     /// Delivers each run's `events`, in order within a run, the runs side by side.
     static func deliver(
         _ runs: [RunScript], through bridge: Bridge, _ events: @escaping @Sendable (RunScript) -> [WebhookEvent]
@@ -58,16 +70,23 @@ struct PushWardLimitsEndToEndTests {
     @Test("forty runs starting within ten seconds draw no 429, and the end frames overtake the starts waiting")
     func fortyRunsAtOnce() async throws {
         let fake = try FakePushWardServer()
-        // Forty cards ongoing at once: the five-per-person cap and its evictions are the slot
-        // planner's to test; here every card stays ongoing, so only the rate limit is met.
-        // PushWard's 200 in a window of 15 s, the pacer at 60 in it: forty runs' starts (two
-        // requests each, once merged) outrun the pacer however quickly they arrive, and the
-        // window is long enough that they still wait when the ten finish on a loaded machine.
-        fake.setLimits(FakeLimits(ongoingPerPerson: 40, requestsPerWindow: 200, rateWindow: 15))
+        // An organisation's hook: forty runs of eight people, each person's five on their own
+        // phones (routing by member), so every card may be ongoing within PushWard's five per
+        // person and only the rate limit is met. PushWard's 200 in a window of 15 s, the pacer at
+        // 60 in it: forty runs' starts (two requests each, once merged) outrun the pacer however
+        // quickly they arrive, and the window is long enough that they still wait when the ten
+        // finish on a loaded machine.
+        fake.setKeyKind(.organisation)
+        fake.setLimits(FakeLimits(requestsPerWindow: 200, rateWindow: 15))
         let bridge = try Bridge(
             fake: fake,
-            economy: Bridge.everyChange + #", "requests_per_minute": 60, "rate_window": "15s", "ended_ttl": "1h""#)
-        let runs = (1...40).map { Self.script($0) }
+            economy: Bridge.everyChange + #", "requests_per_minute": 60, "rate_window": "15s", "ended_ttl": "1h""#,
+            topLevel: Self.eightPeople)
+        let runs = (1...40).map { index in
+            var script = Self.script(index)
+            script.actor = "dev\(index % 8)"
+            return script
+        }
         let waves = [
             [RunScript.Job("build", duration: 20)], [RunScript.Job("test", duration: 20)],
             [RunScript.Job("deploy", duration: 10)],
@@ -82,7 +101,7 @@ struct PushWardLimitsEndToEndTests {
                 let requests = fake.requests
                 return finishing.allSatisfy { script in
                     requests.contains {
-                        $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))" && $0.status == 200
+                        $0.method == "PATCH" && $0.path == "/activities/\(Self.routedSlug(script))" && $0.status == 200
                     }
                 }
             })
@@ -94,14 +113,14 @@ struct PushWardLimitsEndToEndTests {
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 60) {
                 let requests = fake.requests
-                return finishing.allSatisfy { script in requests.contains { Self.isEnd($0, Self.slug(script)) } }
+                return finishing.allSatisfy { script in requests.contains { Self.isEnd($0, Self.routedSlug(script)) } }
             })
         try await Self.deliver(Array(runs.dropFirst(10)), through: bridge) {
             Array($0.deliveries(waves: waves).dropFirst(4))
         }
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 90) {
-                runs.allSatisfy { fake.activities[Self.slug($0)]?.state == "ended" }
+                runs.allSatisfy { fake.activities[Self.routedSlug($0)]?.state == "ended" }
             })
         // What the pacer held is counted, and its limit shown, in /metrics.
         let scrape = URLRequest(url: URL(string: "http://127.0.0.1:\(bridge.daemon.adminPort)/metrics")!)
@@ -124,12 +143,12 @@ struct PushWardLimitsEndToEndTests {
         // Every end frame of the ten that finished reached PushWard before the last of the other
         // runs' first frames, although those were decided first: ends go ahead of starts.
         let firstFrames = runs.dropFirst(10).compactMap { script in
-            requests.first { $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))" }?.at
+            requests.first { $0.method == "PATCH" && $0.path == "/activities/\(Self.routedSlug(script))" }?.at
         }
         let lastStart = try #require(firstFrames.max())
         let endFrames = finishing.compactMap { script in
             requests.first {
-                $0.method == "PATCH" && $0.path == "/activities/\(Self.slug(script))"
+                $0.method == "PATCH" && $0.path == "/activities/\(Self.routedSlug(script))"
                     && $0.body?["content"]?["progress"] == 1
             }?.at
         }
