@@ -1,10 +1,16 @@
 import Foundation
 
 // `make bench` runs this after the ingress benchmark: deliveries in vs. PushWard requests out
-// for the bundled reference runs, webhook-to-request latency on loopback, and the push economy.
+// for the bundled reference runs, webhook-to-request latency on loopback, the push economy, and
+// N runs live at once against PushWard's documented limits. `--runs-at-once` runs only the last.
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--runs-at-once"] {
+    exit(await ConcurrencyBenchmark.run())
+}
 let files = arguments.isEmpty ? DispatchBenchmark.defaultFiles : arguments
 let code = await DispatchBenchmark.run(files: files)
 // What each fidelity level costs, on the same recordings and on scripted runs (simulated clock).
 let economyHolds = EconomyBenchmark.report(recorded: files)
-exit(code != 0 ? code : (economyHolds ? 0 : 1))
+// What PushWard's limits cost: evictions, the failing run's wait for a slot, the busiest minute.
+let limitsHold = await ConcurrencyBenchmark.run() == 0
+exit(code != 0 ? code : (economyHolds && limitsHold ? 0 : 1))
