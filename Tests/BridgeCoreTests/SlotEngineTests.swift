@@ -17,9 +17,15 @@ struct SlotEngineTests {
         var preempted: Set<String> = []
         var evicted: [String] = []
         var cap = 5
+        /// Requests refused with a 400 whatever they say, to test what follows a refusal.
+        var refuses: (@Sendable (PushWardRequest) -> Bool)?
 
         mutating func answer(_ request: PushWardRequest, at now: UnixTime) -> PushWardAnswer {
             let slug = request.slug
+            if refuses?(request) == true {
+                return .problem(
+                    PushWardProblem(status: 400, code: "request.body_invalid", detail: "refused by the test"))
+            }
             if request.method == .patch, preempted.contains(slug), request.body["state"] == nil {
                 return .problem(PushWardProblem(status: 400, code: "activity.state_invalid", detail: "preempted"))
             }
@@ -280,7 +286,13 @@ struct SlotEngineTests {
         #expect(harness.refused == [])
         #expect(harness.pushward.preempted.contains(slug))
         #expect(harness.engine.summaryRuns() == [key])
-        // The run's end: one PATCH with `state: ended`, accepted.
+        // The run's end: one PATCH with `state: ended`; refused, it is not sent again.
+        var refusing = harness
+        refusing.pushward.refuses = { [slug] in $0.slug == slug && $0.body == ["state": "ended"] }
+        refusing.deliver(Self.finishing(script, at: 50))
+        refusing.advance(to: Self.base + 120)
+        #expect(refusing.refused.count == 1, "\(refusing.refused)")
+        // Accepted, the card is ended on PushWard.
         harness.deliver(Self.finishing(script, at: 50))
         harness.advance(to: Self.base + 120)
         #expect(harness.refused == [])
