@@ -16,10 +16,16 @@ struct SlotEngineTests {
         var ongoingSince: [String: UnixTime] = [:]
         var preempted: Set<String> = []
         var evicted: [String] = []
-        let cap = 5
+        var cap = 5
+        /// Requests refused with a 400 whatever they say, to test what follows a refusal.
+        var refuses: (@Sendable (PushWardRequest) -> Bool)?
 
         mutating func answer(_ request: PushWardRequest, at now: UnixTime) -> PushWardAnswer {
             let slug = request.slug
+            if refuses?(request) == true {
+                return .problem(
+                    PushWardProblem(status: 400, code: "request.body_invalid", detail: "refused by the test"))
+            }
             if request.method == .patch, preempted.contains(slug), request.body["state"] == nil {
                 return .problem(PushWardProblem(status: 400, code: "activity.state_invalid", detail: "preempted"))
             }
@@ -280,11 +286,42 @@ struct SlotEngineTests {
         #expect(harness.refused == [])
         #expect(harness.pushward.preempted.contains(slug))
         #expect(harness.engine.summaryRuns() == [key])
-        // The run's end: one PATCH with `state: ended`, accepted.
+        // The run's end: one PATCH with `state: ended`; refused, it is not sent again.
+        var refusing = harness
+        refusing.pushward.refuses = { [slug] in $0.slug == slug && $0.body == ["state": "ended"] }
+        refusing.deliver(Self.finishing(script, at: 50))
+        refusing.advance(to: Self.base + 120)
+        #expect(refusing.refused.count == 1, "\(refusing.refused)")
+        // Accepted, the card is ended on PushWard.
         harness.deliver(Self.finishing(script, at: 50))
         harness.advance(to: Self.base + 120)
         #expect(harness.refused == [])
         #expect(harness.pushward.server.activities[slug]?.state == "ended")
         #expect(!harness.pushward.preempted.contains(slug))
+    }
+
+    @Test("each routed person has five slots and a summary card of their own, reaching only them")
+    func routedPeople() throws {
+        var harness = Harness()
+        harness.engine.routing = RoutingSettings(members: ["octocat": "usr_1", "hubot": "usr_2"])
+        // Per person on PushWard; this model counts one person, so it must not evict here.
+        harness.pushward.cap = 100
+        for index in 1...12 {
+            var script = Self.script(index, branch: "main")
+            script.actor = index % 2 == 0 ? "octocat" : "hubot"
+            harness.advance(to: script.start)
+            harness.deliver(Self.starting(script))
+        }
+        harness.advance(to: Self.base + 60)
+        for (person, member) in [("octocat", "usr_1"), ("hubot", "usr_2")] {
+            #expect(harness.engine.slotHolders(person: person).count == 4)
+            #expect(harness.engine.summaryRuns(person: person).count == 2)
+            let slug = SummaryCard.slug(person: person)
+            #expect(slug != SummaryCard.slug(person: ""))
+            #expect(harness.engine.sessions[slug]?.identity.target == ActivityTarget(members: [member]))
+            #expect(harness.pushward.server.activities[slug]?.content["subtitle"] == "+2 more runs")
+        }
+        #expect(harness.engine.summaryRuns().isEmpty, "nothing is the account's")
+        #expect(harness.refused == [])
     }
 }

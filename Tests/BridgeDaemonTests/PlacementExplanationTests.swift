@@ -35,6 +35,7 @@ struct PlacementExplanationTests {
         #expect(places.filter { $0 == .card }.count == 4)
         let newest = try RunExplanation.sentences(RunExplanationTests.facts(harness, runID: 9_107))
         #expect(newest.contains { $0.contains("is counted on the summary card (ranked default branch) since") })
+        #expect(newest.contains { $0.hasPrefix("It owns the card, which does not show while the run has no slot") })
         // The oldest run lost its slot to the summary card.
         let oldest = try RunExplanation.sentences(RunExplanationTests.facts(harness, runID: 9_101))
         #expect(

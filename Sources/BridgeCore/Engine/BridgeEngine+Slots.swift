@@ -226,6 +226,8 @@ extension BridgeEngine {
             // too (a PATCH to a preempted activity must say its state), with no restart.
             guard state.completion != nil else { return holds ? nil : .idle }
             if let retryAt = session.retryAt, now < retryAt { return .wait(until: retryAt) }
+            // Refused once, never sent again (as every refused body).
+            guard session.rejectedBody != ["state": "ended"] else { return .idle }
             return .send(
                 PlannedRequest(
                     request: PushWardRequest(method: .patch, slug: slug, body: ["state": "ended"]), kind: .end,
@@ -238,6 +240,9 @@ extension BridgeEngine {
     /// first PATCH after its class changed), and held back when going ongoing would make PushWard
     /// evict a card the plan keeps.
     mutating func slotAdjusted(_ decision: ReconcileDecision, slug: String) -> ReconcileDecision {
+        // A claim to go ongoing lasts from the decision to its answer; a card decided again has
+        // no request out (the dispatcher decides no card in flight), so an old claim is void.
+        slots.ongoingClaims.remove(slug)
         guard case .send(var planned) = decision, var body = planned.request.body.objectValue,
             planned.request.resource == .activities, let session = sessions[slug]
         else { return decision }

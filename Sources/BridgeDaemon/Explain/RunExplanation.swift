@@ -73,6 +73,9 @@ public enum RunExplanation {
         }
         if session.owner == key {
             let reach = session.identity.target.map { " It reaches \($0.description) (routing)." } ?? ""
+            if let place = facts.run.state.placement?.place, place != .card {
+                return ["It owns the card, which does not show while the run has no slot (see below)." + reach]
+            }
             return ["It holds the card now (phase: \(describe(session.phase)))." + reach]
         }
         let holder = session.owner.map { "run \($0.runID) attempt \($0.attempt)" } ?? "no run"
