@@ -19,7 +19,7 @@ PYTHON      ?= /usr/bin/python3
 REQUEST_LOG ?= $(CURDIR)/.build/pushward-requests
 
 .PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units install uninstall \
-	format lint bench bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
+	format lint bench bench-limits bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
 all: build
 
@@ -141,9 +141,18 @@ lint:
 bench: deps
 	$(SWIFT) build -c release $(BENCH_BUILD_FLAGS)
 	BENCH_BIN="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/pushward-bridge" bench/run.sh
-	# Push economy and webhook-to-request latency against the fake PushWard (writes .build/bench/dispatch.json).
+	# Push economy, webhook-to-request latency, and N runs live at once against PushWard's
+	# documented limits (writes .build/bench/dispatch.json and .build/bench/concurrency.json).
 	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench"
 	@$(MAKE) --no-print-directory bench-ha-run
+
+# N runs (3, 6, 12, 40) live at once for one person through the daemon to the fake PushWard with
+# its documented limits: updates spent, preemptions, the failing run's wait for a card, the busiest
+# minute of requests, the most cards ongoing (README, "At six runs, at fifty cards …"). Part of
+# `make bench`; about two minutes.
+bench-limits: deps
+	$(SWIFT) build -c release --product dispatch-bench $(BENCH_BUILD_FLAGS)
+	"$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)/dispatch-bench" --runs-at-once
 
 # The PostgreSQL figures (bench/ha.py): ingest and ack p99 with one and two instances on one
 # database, and the time from a leader's SIGKILL to the next PushWard request. Writes
