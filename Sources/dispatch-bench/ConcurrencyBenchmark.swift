@@ -69,18 +69,9 @@ enum ConcurrencyBenchmark {
 
     static func measure(_ size: Int, into figures: inout Figures) async throws {
         let fake = try FakePushWardServer()
-        let directory = NSTemporaryDirectory() + "dispatch-bench-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try DispatchBenchmark.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let json = """
-            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
-             "github": {"webhook_secrets": ["\(DispatchBenchmark.secret)"]},
-             "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
-                          "end_display_time": "1s"}}
-            """
-        let configuration = try BridgeConfiguration(json: Data(json.utf8))
-        let daemon = try Daemon.start(
-            configuration: configuration, logger: Logger(label: "bench", minimumLevel: .error))
+        let daemon = try DispatchBenchmark.startDaemon(fake: fake, directory: directory)
         let scripts = (1...size).map { script($0, of: size) }
         let failing = scripts[0]
         let waiting = scripts[size / 2]

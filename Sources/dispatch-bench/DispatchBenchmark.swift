@@ -85,18 +85,10 @@ enum DispatchBenchmark {
         -> Replay
     {
         let fake = try FakePushWardServer()
-        let directory = NSTemporaryDirectory() + "dispatch-bench-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = try scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let json = """
-            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
-             "github": {"webhook_secrets": ["\(secret)"]},
-             "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
-                          "end_display_time": "1s", "min_update_interval": "\(minUpdateInterval)"}}
-            """
-        let configuration = try BridgeConfiguration(json: Data(json.utf8))
-        let daemon = try Daemon.start(
-            configuration: configuration, logger: Logger(label: "bench", minimumLevel: .error))
+        let daemon = try startDaemon(
+            fake: fake, directory: directory, pushward: #", "min_update_interval": "\#(minUpdateInterval)""#)
         var sentAt: [Double] = []
         for (index, delivery) in deliveries.enumerated() {
             if spacing > 0, index > 0 { try await Task.sleep(for: .milliseconds(Int(spacing * 1000))) }
@@ -117,6 +109,26 @@ enum DispatchBenchmark {
             return (request.at - cause) * 1000
         }
         return Replay(requests: requests, latencies: latencies)
+    }
+
+    /// A temporary directory for one daemon's database.
+    static func scratchDirectory() throws -> String {
+        let directory = NSTemporaryDirectory() + "dispatch-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    /// The daemon on loopback, sending to `fake`, its database in `directory`: end frames and
+    /// ends after 1 s, plus the `pushward` keys in `pushward` (a fragment starting with a comma).
+    static func startDaemon(fake: FakePushWardServer, directory: String, pushward: String = "") throws -> Daemon {
+        let json = """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory)/bridge.sqlite",
+             "github": {"webhook_secrets": ["\(secret)"]},
+             "pushward": {"url": "\(fake.baseURL)", "api_key": "\(fake.apiKey)", "end_delay": "1s",
+                          "end_display_time": "1s"\(pushward)}}
+            """
+        let configuration = try BridgeConfiguration(json: Data(json.utf8))
+        return try Daemon.start(configuration: configuration, logger: Logger(label: "bench", minimumLevel: .error))
     }
 
     static func post(_ delivery: RecordedDelivery, id: String, port: Int) async throws {
