@@ -245,6 +245,50 @@ struct SlotEngineTests {
         #expect(harness.refused == [])
     }
 
+    @Test("a card restarted after its preemption keeps its slot: runs that outrank it never preempt it a second time")
+    func restartedCardKeepsItsSlot() throws {
+        var harness = Harness()
+        // Run 1 off the default branch, then five on it: run 1 is preempted for the summary.
+        let first = Self.script(1, branch: "feature")
+        harness.advance(to: first.start)
+        harness.deliver(Self.starting(first))
+        for index in 2...6 {
+            let script = Self.script(index, branch: "main")
+            harness.advance(to: script.start)
+            harness.deliver(Self.starting(script))
+        }
+        harness.advance(to: Self.base + 20)
+        let key = RunKey(repository: first.repository.fullName, runID: first.runID, attempt: 1)
+        #expect(harness.engine.runs[key]?.placement?.preemptedAt != nil, "the oldest, off main, gave up its card")
+        // Run 1 waits for approval: it outranks the default branch's cards and is restarted.
+        harness.deliver([
+            first.job(first.firstJobID + 2, "deploy", "waiting", createdAt: 20, environment: "production")
+        ])
+        harness.advance(to: Self.base + 40)
+        #expect(harness.engine.runs[key]?.placement?.restartedAt != nil)
+        // Four newer runs fail: they outrank it, and by rank and age would take all four run
+        // slots; it keeps its slot, and the fourth failing run is counted on the summary.
+        for index in 7...10 {
+            let script = Self.script(index, branch: "main")
+            harness.advance(to: Self.base + 40 + Double(index))
+            harness.deliver(
+                Self.starting(script) + [
+                    script.job(
+                        script.firstJobID, "build", "completed", createdAt: 0, startedAt: 0, completedAt: 1,
+                        conclusion: "failure")
+                ])
+        }
+        harness.advance(to: Self.base + 120)
+        #expect(harness.engine.runs[key]?.placement?.place == .card)
+        #expect(harness.engine.runs[key]?.placement?.preemptions == 1)
+        #expect(harness.pushward.ongoing.contains(try #require(harness.slug(of: first))))
+        #expect(harness.engine.summaryRuns().count == 6, "the fourth failing run and five default-branch runs")
+        #expect(harness.pushward.evicted.isEmpty)
+        #expect(harness.refused == [])
+        #expect(harness.againstPlan == [])
+        for state in harness.engine.runs.values { #expect((state.placement?.preemptions ?? 0) <= 1) }
+    }
+
     @Test("a burst of runs without a card costs the summary a few updates, not one per delivery")
     func summaryIsCoalesced() throws {
         var harness = Harness()

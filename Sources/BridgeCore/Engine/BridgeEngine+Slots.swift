@@ -95,7 +95,11 @@ extension BridgeEngine {
             candidates.append(
                 SlotPlanner.Candidate(
                     run: owner, rank: rank, startedAt: state.attemptStartedAt, holdsCard: holds,
-                    pinned: holds && (session.phase == .finalShown || state.completion != nil),
+                    // A card restarted after a preemption keeps its slot until its run ends:
+                    // PushWard preempts a card at most once per run.
+                    pinned: holds
+                        && (session.phase == .finalShown || state.completion != nil
+                            || (state.placement?.preemptions ?? 0) >= 1),
                     preempted: wasPreempted, barred: wasPreempted && (state.placement?.preemptions ?? 0) >= 2,
                     finished: session.phase == .needsCreate && state.completion != nil))
         }

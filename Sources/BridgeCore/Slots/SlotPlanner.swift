@@ -13,7 +13,9 @@
 /// - A card that is showing its end frame keeps its slot whatever comes: it ends in seconds.
 /// - A run whose card PushWard preempted takes a slot again only by outranking, by class, a run
 ///   that holds one (never just because a slot is free: that is how two cards evict each other
-///   in turn), and only once: preempted a second time, it stays on the summary until it ends.
+///   in turn), and only once: restarted, it keeps its slot until its run ends (the engine pins
+///   it), so the bridge never lets PushWard preempt a card twice in a run; preempted a second
+///   time all the same (by another client of the account), it stays on the summary until it ends.
 /// - A run that finished without ever holding a card gets one only from a slot nobody live
 ///   wants (its end frame then shows as before); otherwise it is dropped, as its run is over.
 public enum SlotPlanner {
