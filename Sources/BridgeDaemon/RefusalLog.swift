@@ -1,7 +1,7 @@
 import BridgeCore
 import Foundation
 
-/// The log lines of a listener's refusals (415, 400, 401, unknown button tokens, malformed
+/// The log lines of a listener's refusals (415, 400, 401, unknown paths, malformed or ignored
 /// deliveries): each kind through its own `LogRateLimit`, so whoever can reach the listener cannot
 /// decide how fast the journal fills, and a flood of one kind does not hide the first line of
 /// another. The line that gets through carries `log.dropped`, the lines of its kind folded since
