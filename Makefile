@@ -3,7 +3,7 @@
 #   make test   the same set-up, then the whole test suite, then every request it sent to the fake
 #               PushWard validated against PushWard's OpenAPI document (Tests/openapi)
 #   make sanitize   the whole suite under ThreadSanitizer, then under AddressSanitizer
-#   make fuzz       libFuzzer on the webhook decoder, the ingest path and merge-patch, FUZZ_SECONDS (60) each
+#   make fuzz       libFuzzer on the webhook decoder, the ingest path, merge-patch and the listeners' routes, FUZZ_SECONDS (60) each
 
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
@@ -182,7 +182,7 @@ bench-scale-soak: deps
 	BENCH_SCALE_ONLY=long-soak BENCH_BIN_DIR="$$($(SWIFT) build -c release $(BENCH_BUILD_FLAGS) --show-bin-path)" \
 		bench/scale.py
 
-# Fuzzing (Fuzz/fuzz.sh): builds BridgeCore and three libFuzzer targets with swiftc
+# Fuzzing (Fuzz/fuzz.sh): builds BridgeCore and four libFuzzer targets with swiftc
 # -sanitize=fuzzer,address under .build/fuzz, seeds them from the recorded fixtures and the inputs
 # kept in Tests/BridgeCoreTests/Fixtures/fuzz, and runs each for FUZZ_SECONDS (default 60). Prints
 # one line per target; exits non-zero if any found something (inputs in .build/fuzz/artifacts/<target>/).

@@ -7,7 +7,7 @@
 # once as a static library with -sanitize=fuzzer,address, and each harness is linked against it
 # together with the test-support files that do not need the C libraries.
 #
-# Settings: FUZZ_SECONDS, FUZZ_TARGETS (default: all three), FUZZ_OPT (-O, the default: on the decoder
+# Settings: FUZZ_SECONDS, FUZZ_TARGETS (default: all four), FUZZ_OPT (-O, the default: on the decoder
 # target it ran 176 executions per second to -Onone's 12), FUZZ_FLAGS (extra libFuzzer flags), SWIFTC.
 # Output under .build/fuzz: bin/, corpus/<target> (kept between runs), artifacts/<target> (findings),
 # logs/<target>.log. Exits 1 when any target found something.
@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 out=$root/.build/fuzz
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-webhook-decoder ingest merge-patch}
+targets=${FUZZ_TARGETS:-webhook-decoder ingest merge-patch listener-routes}
 opt=${FUZZ_OPT:--O}
 swiftc=${SWIFTC:-swiftc}
 fixtures=$root/Tests/BridgeCoreTests/Fixtures
@@ -46,6 +46,9 @@ fi
 
 for target in $targets; do
     files=("Fuzz/$target.swift" "${support[@]}")
+    # The listeners' parsers need nothing but the core: built from the fuzz files alone.
+    [ "$target" = listener-routes ] && files=("Fuzz/$target.swift" Sources/BridgeTestSupport/Fuzz/FuzzCheck.swift \
+        Sources/BridgeTestSupport/Fuzz/FuzzFinding.swift Sources/BridgeTestSupport/Fuzz/FuzzCheck+ListenerRoutes.swift)
     binary=$out/bin/$target
     if [ ! -f "$binary" ] || [ -n "$(find "${files[@]}" "$core" "$json" -newer "$binary" | head -1)" ]; then
         echo "fuzz: building $target"
@@ -100,12 +103,20 @@ if [ -d "$out/seeds/merge-patch" ]; then
     printf '\x07\x02\x03\x06\x00\x00\x05\x03\x02\x07\x04\x01\x00' | seed merge-patch object-array
 fi
 
+if [ -d "$out/seeds/listener-routes" ]; then
+    # A 10 KB query of many pairs, beside the hand-written cases kept in Fixtures/fuzz.
+    { printf '/api/runs?'; for i in $(seq 1 1000); do printf 'k%d=%%zz&' $((i % 10)); done; } | seed listener-routes long-query
+fi
+
 status=0
 summary=()
 for target in $targets; do
     case $target in merge-patch) max_len=4096 ;; *) max_len=65536 ;; esac
-    dict=()
-    [ "$target" != merge-patch ] && dict=(-dict=Fuzz/github.dict)
+    case $target in
+        merge-patch) dict=() ;;
+        listener-routes) dict=(-dict=Fuzz/listener.dict) ;;
+        *) dict=(-dict=Fuzz/github.dict) ;;
+    esac
     artifacts=$out/artifacts/$target
     before=$(ls "$artifacts" | wc -l)
     log=$out/logs/$target.log

@@ -69,13 +69,13 @@ public struct AdminRoutes: Sendable {
             response.headers.append(("Allow", "GET"))
             return response
         }
-        switch request.path {
-        case "/metrics":
+        switch AdminRoute(path: request.path, query: request.query) {
+        case .metrics:
             let gauges = service.gauges(at: Date().timeIntervalSince1970)
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: Data(metrics.prometheusText(gauges: gauges).utf8))
-        case "/", "/index.html":
+        case .statusPage:
             // The budget lives in the daemon, not the store: asked for first, then the snapshot
             // is read for the period it counts.
             let standing = service.budgetStanding()
@@ -95,38 +95,45 @@ public struct AdminRoutes: Sendable {
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],
                     body: Data(StatusPage.render(snapshot, standing: standing).utf8))
             }
-        case "/api/runs", "/api/runs/":
-            let query = Self.queryItems(request.query)
+        case .runs(let repository, let limit):
             return read { database in
-                let runs = try database.listRuns(repository: query["repo"], limit: Self.limit(query, default: 20))
+                let runs = try database.listRuns(repository: repository, limit: limit)
                 return .json(200, .array(runs.map(RunDocument.listing)))
             }
-        case "/api/deliveries", "/api/deliveries/":
-            let query = Self.queryItems(request.query)
+        case .deliveries(let limit):
             return read { database in
-                let deliveries = try database.listDeliveries(limit: Self.limit(query, default: 50))
+                let deliveries = try database.listDeliveries(limit: limit)
                 return .json(200, .array(deliveries.map { DeliveryDocument.json($0, payload: false) }))
             }
-        case let path where path.hasPrefix("/api/runs/"):
-            let text = Self.decoded(String(path.dropFirst("/api/runs/".count)))
-            guard let runID = Int(text) else {
-                return .json(404, ["error": "not_found", "detail": .string("no run \(text) (run ids are numbers)")])
-            }
+        case .notARunID(let text):
+            return .json(
+                404,
+                [
+                    "error": "not_found",
+                    "detail": .string("no run \(WebhookIngress.loggable(text)) (run ids are numbers)"),
+                ])
+        case .run(let runID):
             return read { database in
                 guard let document = try RunDocument.json(database: database, runID: runID) else {
                     return .json(404, ["error": "not_found", "detail": .string("no run \(runID) recorded")])
                 }
                 return .json(200, document)
             }
-        case let path where path.hasPrefix("/api/deliveries/"):
-            let id = Self.decoded(String(path.dropFirst("/api/deliveries/".count)))
+        case .delivery(let id):
+            // Ids are `[A-Za-z0-9._-]{1,64}` (`WebhookIngress.isValidDeliveryID`): anything else is
+            // recorded nowhere, so it is not looked up (nor echoed whole).
+            guard WebhookIngress.isValidDeliveryID(id) else {
+                return .json(
+                    404,
+                    ["error": "not_found", "detail": .string("no delivery \(WebhookIngress.loggable(id)) recorded")])
+            }
             return read { database in
                 guard let delivery = try database.delivery(id: id) else {
                     return .json(404, ["error": "not_found", "detail": .string("no delivery \(id) recorded")])
                 }
                 return .json(200, DeliveryDocument.json(delivery, payload: true))
             }
-        default:
+        case .notFound:
             return .json(
                 404,
                 [
@@ -140,20 +147,7 @@ public struct AdminRoutes: Sendable {
     /// (`127.0.0.1`, `[::1]`), `localhost`, or a name in `admin_hosts`, each with or without a port.
     /// A request without `Host` passes: browsers always send one, so its absence is no rebinding.
     func isAllowed(host header: String) -> Bool {
-        var host = Substring(header.trimmingCharacters(in: .whitespaces).lowercased())
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return false }
-            let rest = host[host.index(after: close)...]
-            guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else {
-                return false
-            }
-            host = host[...close]
-        } else if let colon = host.lastIndex(of: ":") {
-            guard host[host.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
-            host = host[..<colon]
-        }
-        if host.hasSuffix(".") { host = host.dropLast() }
-        return BridgeConfiguration.isLoopbackHost(String(host)) || allowedHosts.contains(String(host))
+        AdminRoute.isAllowed(host: header, allowedHosts: allowedHosts)
     }
 
     /// Runs `body` on a read-only connection of its own; a store that cannot be read is a 503,
@@ -170,29 +164,6 @@ public struct AdminRoutes: Sendable {
         } catch {
             return .json(503, ["error": "unavailable", "detail": .string("reading the database failed: \(error)")])
         }
-    }
-
-    /// `a=1&b=2` as a dictionary (the last of a repeated name wins), percent-decoded, `+` as space.
-    static func queryItems(_ query: String?) -> [String: String] {
-        var items: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                decoded($0.replacingOccurrences(of: "+", with: " "))
-            }
-            items[parts[0]] = parts.count > 1 ? parts[1] : ""
-        }
-        return items
-    }
-
-    /// `limit` from the query, within 1–500 (a bad value gets the default, not an error: this is a
-    /// page people type by hand).
-    static func limit(_ query: [String: String], default fallback: Int) -> Int {
-        guard let text = query["limit"], let value = Int(text), value > 0 else { return fallback }
-        return min(value, 500)
-    }
-
-    static func decoded(_ text: String) -> String {
-        text.removingPercentEncoding ?? text
     }
 
     /// Compares without an early exit, so the time taken says nothing about the token.

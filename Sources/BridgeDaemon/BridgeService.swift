@@ -30,6 +30,10 @@ public actor BridgeService {
     private var retentionPass = RetentionPass()
     let configuration: BridgeConfiguration
     let logger: Logger
+    /// The lines of signed deliveries that are malformed or ignored: one a second of each, the rest
+    /// counted, since a sender holding the secret (or replaying what it captured under new ids)
+    /// decides how many it sends. Each is also recorded with its reason in `deliveries`.
+    let deliveryLog: RefusalLog
     /// The alert sender's state (`BridgeService+Alerts.swift`).
     var alerts = AlertQueueState()
     /// Whether the configuration has alerts at all: the dispatcher asks on every turn.
@@ -93,6 +97,8 @@ public actor BridgeService {
         self.sendsWidgets = !configuration.widgets.isEmpty
         self.pacesRequests = configuration.apiKey != nil
         self.logger = logger
+        self.deliveryLog = RefusalLog(
+            logger: logger, counters: metrics, kinds: ["malformed_payload", "ignored_delivery"])
         self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
         self.answers = answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) }
     }
@@ -247,8 +253,9 @@ public actor BridgeService {
             record.outcome = .rejected
             record.reason = error.description
             try keep(record)
-            logger.warning(
-                "rejected a malformed delivery", metadata.merging(["reason": .string(error.description)]) { $1 })
+            deliveryLog.say(
+                "malformed_payload", .warning, "rejected a malformed delivery",
+                metadata.merging(["reason": .string(error.description)]) { $1 }, at: delivery.receivedAt)
             return IngestResult(
                 status: 400,
                 body: [
@@ -280,7 +287,9 @@ public actor BridgeService {
             record.outcome = .ignored
             record.reason = reason
             try keep(record)
-            logger.info("ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 })
+            deliveryLog.say(
+                "ignored_delivery", .info, "ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 },
+                at: delivery.receivedAt)
             return IngestResult(
                 status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
         case .ping(let warning):

@@ -57,6 +57,9 @@ public final class Metrics: @unchecked Sendable {
             "signature_failures_total", "counter", "Deliveries refused because X-Hub-Signature-256 did not verify.")
         describe("http_responses_total", "counter", "Webhook listener answers by status.")
         describe(
+            "log_lines_suppressed_total", "counter",
+            "Log lines of refused requests folded by the rate limit (one line a second of each kind), by kind.")
+        describe(
             "unverified_body_budget_refusals_total", "counter",
             "Requests answered 503 because bodies not yet verified held the whole body budget.")
         describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")

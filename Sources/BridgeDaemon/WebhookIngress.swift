@@ -11,13 +11,14 @@ import WebhookServer
 public struct WebhookIngress: Sendable {
     public var secrets: [String]
     public var service: BridgeService
-    public var counters: Metrics
-    public var logger: Logger
+    public let counters: Metrics
+    public let logger: Logger
     public var clock: @Sendable () -> UnixTime
     /// `POST /actions/{token}`, when the `actions` section is on.
     public var actions: ActionDesk?
-    /// The 401 line: one a second, with the count of those folded into it.
-    let unverifiedLog = LogRateLimit(period: 1)
+    /// The lines of refused requests (401, 415, 400, unknown routes): one a second of each kind,
+    /// with the count of those folded into it, since anyone who reaches the listener causes them.
+    let refusals: RefusalLog
 
     public init(
         secrets: [String], service: BridgeService, counters: Metrics, logger: Logger,
@@ -28,7 +29,13 @@ public struct WebhookIngress: Sendable {
         self.counters = counters
         self.logger = logger
         self.clock = clock
+        self.refusals = RefusalLog(logger: logger, counters: counters, kinds: Self.refusalKinds)
     }
+
+    /// The kinds of `refusals`, the values of `log_lines_suppressed_total`'s `line` label.
+    static let refusalKinds = [
+        "unsupported_media_type", "invalid_signature", "missing_header", "invalid_header", "not_found",
+    ]
 
     /// Answers one request through `respond`: at once for everything but a delivery that passed
     /// its checks, which is answered from the store's queue once its group has committed. Never
@@ -71,6 +78,10 @@ public struct WebhookIngress: Sendable {
                         : .json(503, ["status": "not_ready", "detail": "the database does not take writes"]))
             }
         default:
+            var metadata: [String: JSONValue] = ["http.path": .string(Self.loggable(request.path))]
+            if let remote = request.remoteAddress { metadata["http.remote"] = .string(remote) }
+            refusals.say(
+                "not_found", .info, "refused a request for a path this listener does not serve", metadata, at: clock())
             respond(
                 .json(404, ["error": "not_found", "detail": "this listener serves POST /webhook, /healthz, /readyz"]))
         }
@@ -94,7 +105,9 @@ public struct WebhookIngress: Sendable {
         let mediaType = request.header("content-type")?.split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         guard let mediaType, ["application/json", "application/x-www-form-urlencoded"].contains(mediaType) else {
-            logger.warning("refused a delivery with an unsupported content type", metadata)
+            refusals.say(
+                "unsupported_media_type", .warning, "refused a delivery with an unsupported content type", metadata,
+                at: clock())
             return respond(
                 .json(
                     415,
@@ -113,10 +126,9 @@ public struct WebhookIngress: Sendable {
             break
         case .missing, .malformed, .mismatch:
             counters.add("signature_failures_total")
-            if let dropped = unverifiedLog.admit(at: clock()) {
-                if dropped > 0 { metadata["log.dropped"] = .number(Double(dropped)) }
-                logger.warning("refused a delivery whose signature does not verify", metadata)
-            }
+            refusals.say(
+                "invalid_signature", .warning, "refused a delivery whose signature does not verify", metadata,
+                at: clock())
             return respond(
                 .json(
                     401,
@@ -126,13 +138,17 @@ public struct WebhookIngress: Sendable {
                     ]))
         }
         guard !event.isEmpty, !deliveryID.isEmpty else {
-            logger.warning("refused a delivery without X-GitHub-Event or X-GitHub-Delivery", metadata)
+            refusals.say(
+                "missing_header", .warning, "refused a delivery without X-GitHub-Event or X-GitHub-Delivery", metadata,
+                at: clock())
             return respond(
                 .json(
                     400, ["error": "missing_header", "detail": "X-GitHub-Event and X-GitHub-Delivery are required"]))
         }
         guard Self.isValidDeliveryID(deliveryID) else {
-            logger.warning("refused a delivery whose X-GitHub-Delivery is not an id", metadata)
+            refusals.say(
+                "invalid_header", .warning, "refused a delivery whose X-GitHub-Delivery is not an id", metadata,
+                at: clock())
             return respond(
                 .json(
                     400,

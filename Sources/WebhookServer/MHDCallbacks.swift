@@ -23,7 +23,22 @@ func pwbRequestStarted(
     let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
     let state = RequestState(context: server)
     state.target = uri.map { String(cString: $0) }
+    if let uri { skipArgumentParsing(uri) }
     return Unmanaged.passRetained(state).toOpaque()
+}
+
+/// Ends the query text in libmicrohttpd's read buffer right after its `?`, once the target has
+/// been copied: the handlers read the query from that copy and never from libmicrohttpd's
+/// argument table. libmicrohttpd 0.9.75 would otherwise store each `name=value` pair of the query
+/// in the connection's memory pool, and a query of about a thousand pairs (`?a&a&a…`, some 6 KB,
+/// well under the header limit) exhausts the pool: it then neither answers nor closes, and the
+/// connection sits until the idle timeout. libmicrohttpd finds the `?` before it calls this
+/// callback and writes into the same buffer itself right after, so the write is to its own
+/// mutable buffer, inside the target it already measured.
+private func skipArgumentParsing(_ uri: UnsafePointer<CChar>) {
+    guard let mark = strchr(uri, CInt(UInt8(ascii: "?"))) else { return }
+    let afterMark = UnsafeMutablePointer(mutating: mark) + 1
+    afterMark.pointee = 0
 }
 
 /// `MHD_OPTION_NOTIFY_COMPLETED`: the request is over (answered, timed out, aborted, or the

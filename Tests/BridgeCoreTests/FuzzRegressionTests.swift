@@ -51,7 +51,7 @@ struct FuzzRegressionTests {
         var finding: FuzzFinding?
     }
 
-    @Test("each target keeps its inputs", arguments: ["webhook-decoder", "ingest", "merge-patch"])
+    @Test("each target keeps its inputs", arguments: ["webhook-decoder", "ingest", "merge-patch", "listener-routes"])
     func everyTargetHasInputs(target: String) {
         #expect(!Self.inputs(target).isEmpty, "no inputs in Fixtures/fuzz/\(target)")
     }
@@ -69,5 +69,10 @@ struct FuzzRegressionTests {
     @Test("merge patch", arguments: inputs("merge-patch"))
     func mergePatch(name: String) throws {
         try Self.replay("merge-patch", name, through: FuzzCheck.mergePatch)
+    }
+
+    @Test("listener routes: admin route, query, Host, action token path", arguments: inputs("listener-routes"))
+    func listenerRoutes(name: String) throws {
+        try Self.replay("listener-routes", name, through: FuzzCheck.listenerRoutes)
     }
 }

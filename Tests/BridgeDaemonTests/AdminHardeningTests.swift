@@ -102,6 +102,53 @@ struct AdminHardeningTests {
         try await Self.stop(daemon)
     }
 
+    @Test(
+        "no query, path or Host a web page can send kills the admin listener: each is answered, and both listeners stay up"
+    )
+    func malformedRequestsAreAnswered() async throws {
+        let directory = try ScratchDirectory()
+        let daemon = try await Self.start(in: directory)
+        let long = (0..<1_000).map { "k\($0)=%zz" }.joined(separator: "&")
+        let listings = [
+            "/api/runs?=", "/api/runs?&", "/api/runs?==", "/api/runs?%", "/api/runs?a=%zz",
+            "/api/runs?limit=99999999999999999999", "/api/runs?limit=-5", "/api/runs?limit=-99999999999999999999",
+            "/api/runs?repo=%00%E2%80%AE%F0%9F%98%80", "/api/runs?repo=\u{202E}evil", "/api/runs?" + long,
+            "/api/deliveries?=", "/api/deliveries?%&=&==", "/api/deliveries?limit=99999999999999999999",
+        ]
+        let refused = [
+            "/api/runs/-5", "/api/runs/99999999999999999999", "/api/runs/%", "/api/runs/%00", "/api/runs/\u{202E}1",
+            "/api/deliveries/%zz", "/api/deliveries/%00", "/api/deliveries/" + String(repeating: "%", count: 10_000),
+            "/%", "/nope?=",
+        ]
+        for target in listings {
+            let response = try await Self.get(daemon, target, host: "127.0.0.1")
+            #expect(response.status == 200, "\(target.prefix(60))")
+            #expect((try? JSONValue(parsing: response.body))?.arrayValue != nil, "\(target.prefix(60))")
+        }
+        for target in refused {
+            let response = try await Self.get(daemon, target, host: "127.0.0.1")
+            #expect((400..<500).contains(response.status), "\(target.prefix(60)): \(response.status)")
+            #expect(response.text.utf8.count < 1_000, "\(target.prefix(60)) echoed whole")
+        }
+        for host in [
+            "[", "]:", "[::1", ":", "\u{202E}localhost", "localhost:\u{0663}", String(repeating: "[", count: 10_000),
+        ] {
+            let response = try await Self.get(daemon, "/api/runs?=", host: host)
+            #expect(
+                (400..<500).contains(response.status), "Host \(host.prefix(20).debugDescription): \(response.status)")
+        }
+        // The page and the metrics ignore their query, whatever it is.
+        for target in ["/?", "/?=&%", "/metrics?=", "/metrics?%zz&==&" + long] {
+            #expect(try await Self.get(daemon, target, host: "localhost").status == 200, "\(target.prefix(40))")
+        }
+        let port = daemon.port
+        let health = try await offPool {
+            try HTTPTestClient.request(port: port, method: "GET", target: "/healthz?=&%", timeout: 60)
+        }
+        #expect(health.status == 200)
+        try await Self.stop(daemon)
+    }
+
     @Test("admin_listen unix:PATH serves the admin routes on a 0600 socket, removed when the daemon stops")
     func unixSocket() async throws {
         let directory = try ScratchDirectory()

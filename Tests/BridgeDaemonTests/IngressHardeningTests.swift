@@ -3,6 +3,7 @@ import BridgeDaemon
 import BridgeTestSupport
 import Foundation
 import Testing
+import WebhookServer
 
 /// The webhook listener against what an unauthenticated sender controls (headers of forged
 /// deliveries: their size, their rate, their names) and against signed but impossible values.
@@ -62,6 +63,72 @@ struct IngressHardeningTests {
             }
             #expect(daemon.log.lines.allSatisfy { $0.utf8.count < 2_000 }, "a log line carries a huge header")
             #expect(daemon.daemon.counters.value("signature_failures_total") == 26)
+        }
+    }
+
+    @Test(
+        "every refusal an unauthenticated or malformed request causes (415, 400, 401, 404) is one line a second per kind, the rest counted"
+    )
+    func everyRefusalIsRateLimited() async throws {
+        try await withDaemon { daemon in
+            let body = Self.queuedJob()
+            let signature = WebhookSignature.sign(body: body, secret: daemon.configuration.webhookSecrets[0])
+            // Hostile header text: the refusal lines carry it cut short, never whole.
+            let hostile = "\u{202E}\u{0}evil\u{1F600}" + String(repeating: "x", count: 2_000)
+            let kinds: [(message: String, status: Int, headers: [(String, String)], target: String)] = [
+                (
+                    "unsupported content type", 415,
+                    [("Content-Type", "text/plain"), ("X-GitHub-Event", hostile), ("X-GitHub-Delivery", "a")],
+                    "/webhook"
+                ),
+                (
+                    "signature does not verify", 401,
+                    [("Content-Type", "application/json"), ("X-GitHub-Event", "workflow_job")], "/webhook"
+                ),
+                (
+                    "without X-GitHub-Event", 400,
+                    [("Content-Type", "application/json"), ("X-Hub-Signature-256", signature)], "/webhook"
+                ),
+                (
+                    "X-GitHub-Delivery is not an id", 400,
+                    [
+                        ("Content-Type", "application/json"), ("X-Hub-Signature-256", signature),
+                        ("X-GitHub-Event", "workflow_job"), ("X-GitHub-Delivery", hostile),
+                    ], "/webhook"
+                ),
+                ("path this listener does not serve", 404, [], "/wp-login.php?%E2%80%AE=%zz&%00"),
+            ]
+            let perKind = 150
+            let started = Date()
+            for index in 0..<perKind {
+                for kind in kinds {
+                    let response = try await daemon.request(
+                        method: kind.status == 404 ? "GET" : "POST", target: kind.target, headers: kind.headers,
+                        body: kind.status == 404 ? Data() : body)
+                    #expect(response.status == kind.status, "\(kind.message) #\(index)")
+                }
+            }
+            let seconds = Date().timeIntervalSince(started)
+            var written = 0
+            for kind in kinds {
+                let lines = daemon.log.entries(containing: kind.message)
+                written += lines.count
+                #expect(!lines.isEmpty, "no line at all for \(kind.message)")
+                // One line a second at most, the first at once.
+                #expect(lines.count <= Int(seconds) + 1, "\(lines.count) lines of \(kind.message) in \(seconds) s")
+                let folded = lines.reduce(0) { $0 + Int($1["log.dropped"]?.doubleValue ?? 0) }
+                // The folds said so far, plus those still waiting for the next line, are all the rest.
+                #expect(folded <= perKind - lines.count, "\(kind.message)")
+            }
+            #expect(written < kinds.count * perKind / 10, "\(written) lines for \(kinds.count * perKind) refusals")
+            #expect(
+                daemon.daemon.counters.value("log_lines_suppressed_total") == kinds.count * perKind - written,
+                "every line not written is counted")
+            let metrics = daemon.daemon.counters.prometheusText(gauges: [])
+            #expect(metrics.contains("log_lines_suppressed_total{line=\"unsupported_media_type\"}"))
+            #expect(daemon.log.lines.allSatisfy { $0.utf8.count < 2_000 }, "a log line carries a whole header")
+            // Still answering.
+            #expect(try await daemon.request(method: "GET", target: "/healthz").status == 200)
         }
     }
 

@@ -160,6 +160,26 @@ struct HTTPServerTests {
         expectNoLiveRequests(server)
     }
 
+    @Test("A query of thousands of pairs, and one with NUL and bidi escapes, reaches the handler whole and at once")
+    func manyQueryPairs() throws {
+        let log = RequestLog()
+        let server = try makeServer(connectionTimeout: 30, log: log)
+        defer { server.stop() }
+        // libmicrohttpd's own argument table would hold these in its connection pool, which about
+        // a thousand pairs exhaust: the connection then hung until the idle timeout.
+        let many = (0..<3_000).map { _ in "a" }.joined(separator: "&")
+        let hostile = "repo=%00%E2%80%AE&=&==&%&limit=99999999999999999999"
+        for query in [many, hostile] {
+            let started = Date()
+            let response = try RawHTTPClient.request(port: server.port, method: "GET", target: "/api/runs?" + query)
+            #expect(response.status == 200)
+            #expect(Date().timeIntervalSince(started) < 5, "answered after \(Date().timeIntervalSince(started)) s")
+            #expect(log.all.last?.path == "/api/runs")
+            #expect(log.all.last?.query == query)
+        }
+        expectNoLiveRequests(server)
+    }
+
     @Test("HTTPResponse.json: application/json, canonical body and a newline")
     func jsonResponse() throws {
         let server = try makeServer { _ in .json(200, ["b": 1, "a": ["x", nil]]) }

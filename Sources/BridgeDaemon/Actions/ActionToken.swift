@@ -7,7 +7,7 @@ import Foundation
 /// nothing about the secret, and a copy of the database presses nothing.
 struct ActionToken: Sendable, Equatable {
     static let selectorCharacters = 12
-    static let length = 44
+    static let length = ActionTokenPath.tokenLength
 
     var selector: String
     var verifier: String
@@ -29,7 +29,7 @@ struct ActionToken: Sendable, Equatable {
     /// The token in a request path segment, or nil when it cannot be one (wrong length or alphabet):
     /// such a request is a 404 without a lookup.
     init?(path segment: Substring) {
-        guard segment.utf8.count == Self.length, segment.utf8.allSatisfy(Self.isBase64URL) else { return nil }
+        guard ActionTokenPath.token(in: ActionSettings.pathPrefix + segment) != nil else { return nil }
         selector = String(segment.prefix(Self.selectorCharacters))
         verifier = String(segment.dropFirst(Self.selectorCharacters))
     }
@@ -46,15 +46,6 @@ struct ActionToken: Sendable, Equatable {
         var difference = UInt8(mine.count == theirs.count ? 0 : 1)
         for index in 0..<min(mine.count, theirs.count) { difference |= mine[index] ^ theirs[index] }
         return difference == 0
-    }
-
-    private static func isBase64URL(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default: false
-        }
     }
 
     private static func base64URL(_ bytes: [UInt8]) -> String {
