@@ -46,12 +46,8 @@ public final class FakePushWardServer: @unchecked Sendable {
         public var at: UnixTime
     }
 
-    /// An integration key belongs to a person or to an organisation: only the second may send
-    /// `target` (a personal key gets 422 for any, as PushWard answers).
-    public enum KeyKind: Sendable {
-        case personal
-        case organisation
-    }
+    /// Whose key the fake was given (`FakeKeyKind`).
+    public typealias KeyKind = FakeKeyKind
 
     public let apiKey: String
     private let lock = NSLock()

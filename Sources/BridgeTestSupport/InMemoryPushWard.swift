@@ -59,7 +59,7 @@ public struct InMemoryPushWard: Sendable {
     /// The documented limits unless a test changes them.
     public var limits = FakeLimits.documented
     /// Whose key the requests carry: it decides who a "person" is for the ongoing cap.
-    public var keyKind = FakePushWardServer.KeyKind.personal
+    public var keyKind = FakeKeyKind.personal
     private var minted = 0
 
     /// The person a personal key's activities all count against.
