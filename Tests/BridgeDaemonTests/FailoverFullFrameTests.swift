@@ -16,16 +16,6 @@ import Testing
 struct FailoverFullFrameTests {
     typealias Serve = CrashRecoveryTests.ServeProcess
 
-    /// Waits until `condition` holds; false if it did not within `seconds`.
-    static func within(_ seconds: Double, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
-    }
-
     @Test("the leader frozen while run 2 starts: the new leader's first frame of run 2 is accepted with its window")
     func newLeadersFullFrameIsAccepted() async throws {
         let fake = try FakePushWardServer()
@@ -46,7 +36,7 @@ struct FailoverFullFrameTests {
             let status = CrashRecoveryTests.post(event, id: "run1-\(index)", port: first.port)
             #expect(status == 202 || status == 200, "run 1 delivery \(index): \(String(describing: status))")
         }
-        let runOneEnded = try await Self.within(30) {
+        let runOneEnded = await DispatchEndToEndTests.eventually(timeout: 30) {
             fake.requests.contains {
                 $0.method == "PATCH" && $0.body?["state"] == "ended" && (200..<300).contains($0.status)
             }
@@ -71,7 +61,7 @@ struct FailoverFullFrameTests {
 
         // The card shows run 2 running, with the window its duration set.
         let slug = try #require(fake.activities.keys.first)
-        let shown = try await Self.within(30) {
+        let shown = await DispatchEndToEndTests.eventually(timeout: 30) {
             guard let card = fake.activities[slug] else { return false }
             return card.content["url"]?.stringValue?.hasSuffix("/runs/9001") == true
                 && card.content["end_date"] != nil && card.state == "ongoing"

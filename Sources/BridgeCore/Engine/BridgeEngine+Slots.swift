@@ -58,9 +58,7 @@ extension BridgeEngine {
     private mutating func rebuildSlotIndex() {
         slots.indexStale = false
         for (slug, session) in sessions where session.owner != nil && slots.personOfSlug[slug] == nil {
-            let person =
-                SummaryCard.isSummary(slug)
-                ? (slots.personOfSlug[slug] ?? personOfSummary(slug)) : slotPerson(ofSlug: slug)
+            let person = SummaryCard.isSummary(slug) ? personOfSummary(slug) : slotPerson(ofSlug: slug)
             slots.personOfSlug[slug] = person
             slots.slugsOfPerson[person, default: []].insert(slug)
             slots.dirtyPeople.insert(person)
