@@ -71,6 +71,27 @@ struct PacedDispatchTests {
         #expect(held[.starting, default: 0] > 0)
     }
 
+    @Test("the preempted list is a read like any other: asked only with room in the pacer, which it takes")
+    func preemptedCheckIsPaced() {
+        var engine = BridgeEngine(settings: Self.settings)
+        for event in Self.script(1).deliveries(waves: [[RunScript.Job("build")]], complete: false) {
+            _ = engine.receive(event, at: Self.start)
+        }
+        Self.drain(&engine, at: Self.start)
+        // The card shows, and the list is wanted (as at start), but the window is full.
+        engine.pacer = RequestPacer(settings: .init(limit: 4, window: 60))
+        while engine.admitPaced(.ending, at: Self.start) {}
+        #expect(engine.wantsPreemptedCheck)
+        let askedWhileFull = engine.takePreemptedCheck(at: Self.start + 1)
+        #expect(!askedWhileFull, "no room for a read")
+        #expect(engine.wantsPreemptedCheck, "still wanted, asked when there is room")
+        // The window moves on: the read goes, and takes its room.
+        #expect(engine.pacer?.used(at: Self.start + 61) == 0)
+        let askedWithRoom = engine.takePreemptedCheck(at: Self.start + 61)
+        #expect(askedWithRoom)
+        #expect(engine.pacer?.used(at: Self.start + 61) == 1, "the read is counted in the window")
+    }
+
     @Test("without a pacer nothing is held: the same turn sends every card's request")
     func unpaced() {
         var engine = BridgeEngine(settings: Self.settings)

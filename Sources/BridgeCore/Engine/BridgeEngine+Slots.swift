@@ -27,8 +27,9 @@ extension BridgeEngine {
     /// suggests an eviction). The caller asks it, then passes the answer to `observePreempted`.
     public var wantsPreemptedCheck: Bool { slots.preemptedCheckWanted }
 
-    /// Whether to ask for the preempted list at `now`: wanted, and not asked in the last few
-    /// seconds. Saying yes counts as asking.
+    /// Whether to ask for the preempted list at `now`: wanted, not asked in the last few seconds,
+    /// and with room for a read in the pacer (the one pacer covers reads too). Saying yes counts
+    /// as asking and takes that room.
     public mutating func takePreemptedCheck(at now: UnixTime) -> Bool {
         guard slots.preemptedCheckWanted else { return false }
         // With no card the bridge takes for showing, there is nothing the list could correct.
@@ -37,6 +38,7 @@ extension BridgeEngine {
             return false
         }
         if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
+        guard admitPaced(.reading, at: now) else { return false }
         slots.preemptedCheckAskedAt = now
         return true
     }
