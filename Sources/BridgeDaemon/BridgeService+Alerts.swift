@@ -70,7 +70,7 @@ extension BridgeService {
                 }
             countPacerHeld()
             if !records.isEmpty {
-                try database.write { database in
+                try leaderWrite("starting an alert's attempt") { database in
                     for record in records { try database.startAlertAttempt(record.id, at: now) }
                 }
             }
@@ -92,6 +92,9 @@ extension BridgeService {
                 started.attempts += 1
                 return started
             }
+        } catch is LeadLost {
+            // Deposed: what was planned goes back to the new leader, which reads the rows.
+            return []
         } catch {
             logger.error("could not read the alerts due; trying again shortly", ["error": .string("\(error)")])
             alerts.nextDue = now + 5
@@ -145,14 +148,21 @@ extension BridgeService {
         case .noAnswer: status = nil
         }
         let outcome: String
+        // The row is the leader's to write: a deposed leader's answer changes nothing (the alert's
+        // attempt stays counted, and the new leader sends it again when due, never zero times).
+        let finish = { (write: (BridgeDatabase) throws -> Void) throws in
+            try self.leaderWrite("recording an alert's answer", write)
+        }
         do {
             switch step {
             case .sent:
                 guard case .sent(_, let id, let delivery, let reason) = answer else { return }
                 let shown = dryRun ? "dry-run" : [delivery, reason].compactMap { $0 }.joined(separator: ": ")
-                try database.finishAlertAttempt(
-                    record.id, state: .sent, status: status, detail: nil, notificationID: id,
-                    delivery: shown.isEmpty ? nil : shown, sentBody: record.body, at: now)
+                try finish {
+                    try $0.finishAlertAttempt(
+                        record.id, state: .sent, status: status, detail: nil, notificationID: id,
+                        delivery: shown.isEmpty ? nil : shown, sentBody: record.body, at: now)
+                }
                 outcome = dryRun ? "dry-run" : "sent"
                 if let delivery, delivery != "all" { metadata["alert.delivery"] = .string(shown) }
                 logger.info(dryRun ? "alert recorded (dry run)" : "alert sent", metadata)
@@ -161,18 +171,22 @@ extension BridgeService {
                     // PushWard's per-minute limit holds every request, not this alert alone.
                     noteRateLimited(retryAfter: problem.retryAfter, at: now)
                 }
-                try database.finishAlertAttempt(
-                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: at,
-                    at: now)
+                try finish {
+                    try $0.finishAlertAttempt(
+                        record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: at,
+                        at: now)
+                }
                 outcome = "retried"
                 metadata["alert.retry_at"] = .string(GitHubTimestamp.format(at))
                 metadata["error"] = .string(Self.detail(of: answer) ?? "")
                 logger.warning("alert not sent; trying again", metadata)
             case .retryWithoutTarget:
                 // Sent again at once; `link` leaves the target out from now on.
-                try database.finishAlertAttempt(
-                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
-                    at: now)
+                try finish {
+                    try $0.finishAlertAttempt(
+                        record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
+                        at: now)
+                }
                 outcome = "retried"
                 if engine.gate.targetsRefusedAt == nil {
                     engine.refuseTargets(at: now)
@@ -180,24 +194,33 @@ extension BridgeService {
                     sayTargetsRefused(metadata)
                 }
             case .retryWithoutActivity:
-                try database.finishAlertAttempt(
-                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
-                    clearActivity: true, at: now)
+                try finish {
+                    try $0.finishAlertAttempt(
+                        record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: now,
+                        clearActivity: true, at: now)
+                }
                 outcome = "retried"
                 logger.notice(
                     "PushWard does not know the run's activity; sending the alert without the link to it", metadata)
             case .pause(let until, let why):
-                try database.finishAlertAttempt(
-                    record.id, state: .pending, status: status, detail: Self.detail(of: answer), nextAttemptAt: until,
-                    at: now)
+                try finish {
+                    try $0.finishAlertAttempt(
+                        record.id, state: .pending, status: status, detail: Self.detail(of: answer),
+                        nextAttemptAt: until,
+                        at: now)
+                }
                 outcome = "paused"
                 pauseAlerts(until: until, why: why, metadata)
             case .failed(let why):
-                try database.finishAlertAttempt(record.id, state: .failed, status: status, detail: why, at: now)
+                try finish {
+                    try $0.finishAlertAttempt(record.id, state: .failed, status: status, detail: why, at: now)
+                }
                 outcome = "failed"
                 metadata["error"] = .string(why)
                 logger.error("alert refused; it will not be sent", metadata)
             }
+        } catch is LeadLost {
+            return
         } catch {
             logger.error("could not record an alert's answer", metadata.merging(["error": .string("\(error)")]) { $1 })
             return

@@ -4,7 +4,9 @@ import Foundation
 
 /// What recovery (`GitHubRecovery`) reads from and writes to the store, on the store's queue. A
 /// store that cannot be read ends the sweep without recording it, so the next one reads the same
-/// stretch of the log again; the failure is logged.
+/// stretch of the log again; the failure is logged. Every write is the leader's, so each carries
+/// the fence (`leaderWrite`): a deposed leader's late record of a sweep, a request or a give-up
+/// changes nothing, and it steps down.
 extension BridgeService {
     /// Of `guids`, those stored; and what was asked of each before. Nil when the store failed.
     func recoveryState(guids: Set<String>) -> (
@@ -30,7 +32,11 @@ extension BridgeService {
 
     func recordSweep(hook: String, examinedThrough: UnixTime, at now: UnixTime) {
         do {
-            try database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
+            try leaderWrite("recording a sweep") { database in
+                try database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
+            }
+        } catch is LeadLost {
+            // Deposed: the next leader's sweep reads this stretch of the log again.
         } catch {
             logger.warning("could not record a sweep; the next one reads further back", ["error": .string("\(error)")])
         }
@@ -39,9 +45,11 @@ extension BridgeService {
     /// Records the GUIDs a sweep gave up on, so none is said again.
     func recordGivenUp(_ deliveries: [HookDelivery], at now: UnixTime) {
         do {
-            try database.write { database in
+            try leaderWrite("recording a delivery given up on") { database in
                 for delivery in deliveries { try database.recordGivenUp(delivery.guid, at: now) }
             }
+        } catch is LeadLost {
+            // Deposed: the next leader gives it up in its own sweep.
         } catch {
             logger.warning("could not record a delivery given up on; it is said again", ["error": .string("\(error)")])
         }
@@ -51,8 +59,12 @@ extension BridgeService {
     /// is then not sent: an unrecorded request would not count towards giving up).
     func recordRecoveryRequest(_ delivery: HookDelivery, hook: String, at now: UnixTime) -> Bool {
         do {
-            try database.recordRecoveryRequest(delivery, hook: hook, at: now)
+            try leaderWrite("counting a redelivery request") { database in
+                try database.recordRecoveryRequest(delivery, hook: hook, at: now)
+            }
             return true
+        } catch is LeadLost {
+            return false
         } catch {
             logger.warning(
                 "could not record a redelivery request; it is asked for at the next sweep",
@@ -72,10 +84,11 @@ extension BridgeService {
     func heardFromAPI(_ key: RunKey, at now: UnixTime) {
         engine.heardFromAPI(key, at: now)
         do {
-            try database.write { database in
-                try fence(database)
+            try leaderWrite("recording a run lookup") { database in
                 try database.save(engine.rows(for: engine.takeChanges(), at: now), at: now)
             }
+        } catch is LeadLost {
+            // Deposed: the next leader reads the run as the store has it.
         } catch {
             logger.warning(
                 "could not record a run lookup; it is written with the next change", ["error": .string("\(error)")])

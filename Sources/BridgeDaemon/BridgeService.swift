@@ -69,6 +69,9 @@ public actor BridgeService {
     /// On PostgreSQL, where several instances share the database: whether this one leads
     /// (`LeadershipService` keeps it). Nil on SQLite, whose one instance always leads.
     public nonisolated let leadership: LeadershipBoard?
+    /// Whether a leader-only request may go out now (`LeaderFence`): asked by every PushWard and
+    /// GitHub request a leader makes, just before it goes.
+    public nonisolated let leaderFence: LeaderFence
     /// The epoch this instance leads under, as the service last heard it; nil while following.
     var leaderEpoch: Int64?
     /// Cards a previous leader claimed, with when their claims end: left alone until then.
@@ -84,7 +87,9 @@ public actor BridgeService {
         metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil, answers: BridgeDatabase? = nil
     ) {
         self.checkpointer = checkpointer
-        self.leadership = database.isShared ? LeadershipBoard() : nil
+        let board = database.isShared ? LeadershipBoard() : nil
+        self.leadership = board
+        self.leaderFence = LeaderFence(board: board)
         self.snapshots = ServiceSnapshot.Board(ServiceSnapshot(engine: engine, inFlight: 0))
         self.databasePath = database.path
         self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")

@@ -177,7 +177,8 @@ public final class Daemon: @unchecked Sendable {
         }
         if let api = configuration.githubAPI, let client = githubClient {
             let recovery = GitHubRecovery(
-                client: client, service: service, settings: api, logger: logger, metrics: counters,
+                client: FencedGitHub(client: client, fence: service.leaderFence), service: service, settings: api,
+                logger: logger, metrics: counters,
                 board: service.recovery, now: { Date().timeIntervalSince1970 })
             if !api.hooks.isEmpty {
                 services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
@@ -295,8 +296,9 @@ public final class Daemon: @unchecked Sendable {
     /// planner's figures close to PushWard's between the counts the daemon keeps itself.
     public static let budgetInterval: Double = 15 * 60
 
-    /// Reads the month's usage at start, every `budgetInterval` and whenever PushWard said the
-    /// quota is spent, and hands it to the planner. A failed read leaves the last known budget.
+    /// Reads the month's usage at start (or on taking the lead), every `budgetInterval` and
+    /// whenever PushWard said the quota is spent, and hands it to the planner. A failed read
+    /// leaves the last known budget.
     static func readBudget(service: BridgeService, transport: any PushWardTransport, logger: Logger) async {
         while !Task.isCancelled {
             // A read is a request like any other to PushWard's per-minute limit: the pacer's.
@@ -307,7 +309,15 @@ public final class Daemon: @unchecked Sendable {
                     continue
                 }
             }
-            switch await transport.usage() {
+            // Only the leader reads (its planner is the one that sends); a follower asks again
+            // within a second of taking the lead.
+            let gate = service.leaderFence.gate()
+            let answer = await transport.usage(gate: gate)
+            if gate?.refused == true {
+                await service.usageRefresh.wait(atMost: GitHubRecovery.followerPoll)
+                continue
+            }
+            switch answer {
             case .usage(let usage):
                 await service.updateBudget(usage, at: Date().timeIntervalSince1970)
             case .problem(let problem):

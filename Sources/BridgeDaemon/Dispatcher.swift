@@ -32,7 +32,7 @@ public struct Dispatcher: Sendable {
                 // Which cards PushWard preempted (free to ask): read before planning, so none of
                 // them is patched as if it were still showing.
                 if await service.takePreemptedCheck(at: now),
-                    let slugs = await gated({ _ in await transport.activitySlugs(state: "preempted") }) ?? nil
+                    let slugs = await gated({ await transport.activitySlugs(state: "preempted", gate: $0) }) ?? nil
                 {
                     await service.observePreempted(slugs, at: clock())
                 }
@@ -57,13 +57,13 @@ public struct Dispatcher: Sendable {
         }
     }
 
-    /// Sends through `send` with this instance's gate, asked before the request starts and again
-    /// as its body is handed to the connection: planned before a freeze (SIGSTOP, a stalled VM), a
-    /// request must not go out after it once another instance may lead. Nil when the gate refused,
-    /// at either point. On SQLite, whose one instance always leads, there is no gate to ask.
+    /// Sends through `send` with this instance's gate (`LeaderFence`), asked before the request
+    /// starts and again by the client just before it goes (as its body is handed to the
+    /// connection): planned before a freeze (SIGSTOP, a stalled VM), a request must not go out
+    /// after it once another instance may lead. Nil when the gate refused, at any point. On
+    /// SQLite, whose one instance always leads, there is no gate to ask.
     private func gated<Answer>(_ send: (SendGate?) async -> Answer) async -> Answer? {
-        guard service.leadership != nil else { return await send(nil) }
-        let gate = SendGate { [service] in service.mayStartRequest() }
+        guard let gate = service.leaderFence.gate() else { return await send(nil) }
         guard gate.allows() else { return nil }
         let answer = await send(gate)
         return gate.refused ? nil : answer

@@ -13,11 +13,11 @@ public protocol PushWardTransport: Sendable {
     /// `POST /notifications` with `body`, gated like `send`.
     func notify(_ body: JSONValue, gate: SendGate?) async -> NotificationAnswer
     /// What the key's account has spent this period (`GET /auth/me`, free of quota), for the
-    /// push-budget planner.
-    func usage() async -> PushWardUsageAnswer
+    /// push-budget planner; not asked when `gate` refuses (then `gate.refused` is true).
+    func usage(gate: SendGate?) async -> PushWardUsageAnswer
     /// The slugs of the key's activities in `state` (`GET /activities?state=`, free of quota);
-    /// nil when nothing usable came back.
-    func activitySlugs(state: String) async -> [String]?
+    /// nil when nothing usable came back or `gate` refused a page.
+    func activitySlugs(state: String, gate: SendGate?) async -> [String]?
 }
 
 /// Dry-run mode (no API key): every request is "acknowledged" at once, so cards move through
@@ -42,12 +42,16 @@ public struct DryRunTransport: PushWardTransport {
 
     /// Unlimited, nothing spent: nothing is counted anywhere, so the budget never holds a dry run
     /// back and the history shows every update a run would send.
-    public func usage() async -> PushWardUsageAnswer {
-        .usage(.unlimited)
+    public func usage(gate: SendGate?) async -> PushWardUsageAnswer {
+        guard gate?.allows() ?? true else { return .noAnswer(reason: "withheld") }
+        return .usage(.unlimited)
     }
 
     /// Nothing was sent, so PushWard preempted nothing.
-    public func activitySlugs(state: String) async -> [String]? { [] }
+    public func activitySlugs(state: String, gate: SendGate?) async -> [String]? {
+        guard gate?.allows() ?? true else { return nil }
+        return []
+    }
 }
 
 /// The real thing: PushWard's REST API over HTTPS.
@@ -68,12 +72,12 @@ public struct HTTPTransport: PushWardTransport {
         await client.notify(body, gate: gate)
     }
 
-    public func usage() async -> PushWardUsageAnswer {
-        await client.usage()
+    public func usage(gate: SendGate?) async -> PushWardUsageAnswer {
+        await client.usage(gate: gate)
     }
 
-    public func activitySlugs(state: String) async -> [String]? {
-        await client.activitySlugs(state: state)
+    public func activitySlugs(state: String, gate: SendGate?) async -> [String]? {
+        await client.activitySlugs(state: state, gate: gate)
     }
 }
 
@@ -91,5 +95,10 @@ extension PushWardTransport {
 
     /// For transports that stand in for activities only (tests): no list, so the bridge keeps
     /// what the PATCH answers tell it.
-    public func activitySlugs(state: String) async -> [String]? { nil }
+    public func activitySlugs(state: String, gate: SendGate?) async -> [String]? { nil }
+
+    /// Reads without a gate: one instance on SQLite, the `check` command, a test.
+    public func usage() async -> PushWardUsageAnswer {
+        await usage(gate: nil)
+    }
 }

@@ -40,6 +40,9 @@ public actor GitHubAPIClient {
         case refused(status: Int, String)
         /// No answer, an unexpected status, or a body that is not what GitHub sends.
         case failed(String)
+        /// Not sent: the call's `SendGate` refused it just before it went (an instance that may no
+        /// longer lead). Nothing reached GitHub whole.
+        case withheld
 
         /// GitHub's status code, when it answered with one.
         public var status: Int? {
@@ -49,7 +52,7 @@ public actor GitHubAPIClient {
             case .notFound: 404
             case .rateLimited: 429
             case .refused(let status, _): status
-            case .failed: nil
+            case .failed, .withheld: nil
             }
         }
 
@@ -61,6 +64,7 @@ public actor GitHubAPIClient {
             case .rateLimited(let until): "GitHub's rate limit is spent until \(Int(until))"
             case .refused(let status, let detail): "GitHub refused the request (\(status)): \(detail)"
             case .failed(let detail): detail
+            case .withheld: "not sent: this instance may no longer lead"
             }
         }
     }
@@ -118,12 +122,15 @@ public actor GitHubAPIClient {
     // MARK: The calls
 
     /// One page of `hook`'s delivery log, newest first; `cursor` from the previous page.
-    public func deliveries(of hook: GitHubAPISettings.Hook, cursor: String? = nil) async throws(Failure)
-        -> DeliveryPage
-    {
+    ///
+    /// Every call takes a `gate`, asked just before each request it makes goes (an installation
+    /// token's too): a refusal fails the call with `.withheld`, nothing sent.
+    public func deliveries(
+        of hook: GitHubAPISettings.Hook, cursor: String? = nil, gate: SendGate? = nil
+    ) async throws(Failure) -> DeliveryPage {
         var path = hook.path + "/deliveries?per_page=100"
         if let cursor { path += "&cursor=" + PercentEncoding.pathSegment(cursor) }
-        let answer = try await call("GET", path, as: hook.owner)
+        let answer = try await call("GET", path, as: hook.owner, gate: gate)
         guard let page = HookDelivery.page(answer.body) else {
             throw .failed("the delivery log of \(hook) is not a JSON array")
         }
@@ -132,23 +139,27 @@ public actor GitHubAPIClient {
     }
 
     /// Asks GitHub to send delivery `id` of `hook` again (202).
-    public func redeliver(_ id: Int, of hook: GitHubAPISettings.Hook) async throws(Failure) {
-        _ = try await call("POST", hook.path + "/deliveries/\(id)/attempts", as: hook.owner)
+    public func redeliver(_ id: Int, of hook: GitHubAPISettings.Hook, gate: SendGate? = nil) async throws(Failure) {
+        _ = try await call("POST", hook.path + "/deliveries/\(id)/attempts", as: hook.owner, gate: gate)
     }
 
     /// `GET /repos/{repository}/actions/runs/{id}/attempts/{attempt}`: one attempt of the run as
     /// the API has it (the same object a `workflow_run` delivery carries).
-    public func run(repository: String, id: Int, attempt: Int) async throws(Failure) -> JSONValue {
+    public func run(repository: String, id: Int, attempt: Int, gate: SendGate? = nil) async throws(Failure)
+        -> JSONValue
+    {
         try await json(
             "/repos/\(Self.escaped(repository))/actions/runs/\(id)/attempts/\(attempt)",
-            owner: Self.owner(of: repository))
+            owner: Self.owner(of: repository), gate: gate)
     }
 
     /// The jobs of one attempt of a run (up to 100: a run with more shows its first 100).
-    public func jobs(repository: String, runID: Int, attempt: Int) async throws(Failure) -> JSONValue {
+    public func jobs(repository: String, runID: Int, attempt: Int, gate: SendGate? = nil) async throws(Failure)
+        -> JSONValue
+    {
         try await json(
             "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/attempts/\(attempt)/jobs?per_page=100",
-            owner: Self.owner(of: repository))
+            owner: Self.owner(of: repository), gate: gate)
     }
 
     // MARK: Acting on a run (`actions`)
@@ -203,8 +214,8 @@ public actor GitHubAPIClient {
             as: Self.owner(of: repository), body: Data(body.canonicalString.utf8))
     }
 
-    private func json(_ path: String, owner: Owner) async throws(Failure) -> JSONValue {
-        let answer = try await call("GET", path, as: owner)
+    private func json(_ path: String, owner: Owner, gate: SendGate? = nil) async throws(Failure) -> JSONValue {
+        let answer = try await call("GET", path, as: owner, gate: gate)
         guard let value = try? JSONValue(parsing: answer.body), value.objectValue != nil else {
             throw .failed("GitHub's answer to GET \(path) is not a JSON object")
         }
@@ -235,16 +246,18 @@ public actor GitHubAPIClient {
         var link: String?
     }
 
-    private func call(_ method: String, _ path: String, as owner: Owner, body: Data? = nil) async throws(Failure)
-        -> Answer
-    {
-        let authorization = try await self.authorization(for: owner)
-        return try await send(method, path, authorization: authorization, body: body)
+    private func call(
+        _ method: String, _ path: String, as owner: Owner, body: Data? = nil, gate: SendGate? = nil
+    ) async throws(Failure) -> Answer {
+        let authorization = try await self.authorization(for: owner, gate: gate)
+        return try await send(method, path, authorization: authorization, body: body, gate: gate)
     }
 
-    private func send(_ method: String, _ path: String, authorization: String, body: Data? = nil) async throws(Failure)
-        -> Answer
-    {
+    /// The one place a request leaves: `gate`, when given, is asked here, after the rate limit
+    /// and right before the request starts, and again as a body is handed to the connection.
+    private func send(
+        _ method: String, _ path: String, authorization: String, body: Data? = nil, gate: SendGate? = nil
+    ) async throws(Failure) -> Answer {
         let time = now()
         if let reset = rateLimit?.resetsAt, rateLimit?.remaining == 0, reset > time {
             throw .rateLimited(until: reset)
@@ -258,17 +271,24 @@ public actor GitHubAPIClient {
         request.setValue("2022-11-28", forHTTPHeaderField: "X-GitHub-Api-Version")
         request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
         if let body {
-            request.httpBody = body
+            request.setBody(body, gatedBy: gate)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         let cached = method == "GET" ? etags[path] : nil
         if let cached { request.setValue(cached.etag, forHTTPHeaderField: "If-None-Match") }
+        if let gate, !gate.allows() {
+            count("withheld", method, path)
+            throw .withheld
+        }
         let data: Data
         let response: HTTPURLResponse
         do {
             let (received, answer) = try await session.dataCancellable(for: request)
             guard let http = answer as? HTTPURLResponse else { throw URLError(.badServerResponse) }
             (data, response) = (received, http)
+        } catch  where gate?.refused == true {
+            count("withheld", method, path)
+            throw .withheld
         } catch {
             count("no_answer", method, path)
             throw .failed("no answer from \(baseURL) to \(method) \(Self.pathWithoutQuery(path)): \(error)")
@@ -336,13 +356,13 @@ public actor GitHubAPIClient {
 
     // MARK: Credentials
 
-    private func authorization(for owner: Owner) async throws(Failure) -> String {
+    private func authorization(for owner: Owner, gate: SendGate?) async throws(Failure) -> String {
         switch credential {
         case .token(let token):
             return "Bearer " + token
         case .app:
             guard case .account(let account, let repository) = owner else { return "Bearer " + (try appJWT()) }
-            return "Bearer " + (try await installationToken(account: account, repository: repository))
+            return "Bearer " + (try await installationToken(account: account, repository: repository, gate: gate))
         }
     }
 
@@ -356,7 +376,9 @@ public actor GitHubAPIClient {
 
     /// The account's installation token: the one kept while it has 5 minutes left, else a new one
     /// (the installation found once per account).
-    private func installationToken(account: String, repository: String?) async throws(Failure) -> String {
+    private func installationToken(account: String, repository: String?, gate: SendGate?) async throws(Failure)
+        -> String
+    {
         if let installation = installations[account], let cached = installationTokens[installation],
             cached.expiresAt - 300 > now()
         {
@@ -371,7 +393,7 @@ public actor GitHubAPIClient {
             let path =
                 repository.map { "/repos/\(Self.escaped($0))/installation" }
                 ?? "/orgs/\(PercentEncoding.pathSegment(account))/installation"
-            let answer = try await send("GET", path, authorization: "Bearer " + jwt)
+            let answer = try await send("GET", path, authorization: "Bearer " + jwt, gate: gate)
             guard let id = (try? JSONValue(parsing: answer.body))?["id"]?.intValue else {
                 throw .failed("GitHub's answer to GET \(path) has no installation id")
             }
@@ -379,7 +401,7 @@ public actor GitHubAPIClient {
             installation = id
         }
         let path = "/app/installations/\(installation)/access_tokens"
-        let answer = try await send("POST", path, authorization: "Bearer " + jwt)
+        let answer = try await send("POST", path, authorization: "Bearer " + jwt, gate: gate)
         let document = try? JSONValue(parsing: answer.body)
         guard let token = document?["token"]?.stringValue,
             let expiresAt = document?["expires_at"]?.stringValue.flatMap(GitHubTimestamp.parse)

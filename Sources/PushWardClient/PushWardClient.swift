@@ -96,7 +96,8 @@ public struct PushWardClient: Sendable {
 
     /// The slugs of the key's activities in `state` (`GET /activities?state=…`, free of quota),
     /// every page of them; nil when PushWard gave no usable answer (the caller asks again later).
-    public func activitySlugs(state: String) async -> [String]? {
+    /// A `gate` is asked before each page is asked for; a refusal ends the list with nil.
+    public func activitySlugs(state: String, gate: SendGate? = nil) async -> [String]? {
         var slugs: [String] = []
         var after: String?
         // The account holds at most 50 activities: a few pages of 100 are more than enough, and
@@ -105,7 +106,8 @@ public struct PushWardClient: Sendable {
             var path = "/activities?state=" + PushWardRequest.escapePathSegment(state) + "&limit=100"
             if let after { path += "&after=" + PushWardRequest.escapePathSegment(after) }
             guard let urlRequest = baseRequest(method: "GET", path: path) else { return nil }
-            guard case .answered(let status, let body, _) = await exchange(urlRequest), (200..<300).contains(status),
+            guard case .answered(let status, let body, _) = await exchange(urlRequest, gate: gate),
+                (200..<300).contains(status),
                 let page = try? JSONValue(parsing: body)
             else { return nil }
             slugs += (page["items"]?.arrayValue ?? []).compactMap { $0["slug"]?.stringValue }
@@ -138,12 +140,12 @@ public struct PushWardClient: Sendable {
 
     /// `GET /auth/me`: what the key's account has spent this period. PushWard charges nothing for
     /// it, so it can be asked before every plan; a 2xx whose body is not a usage document is
-    /// `unreadable`, never a guess.
-    public func usage() async -> PushWardUsageAnswer {
+    /// `unreadable`, never a guess. A `gate` is asked just before the request starts.
+    public func usage(gate: SendGate? = nil) async -> PushWardUsageAnswer {
         guard let urlRequest = usageURLRequest() else {
             return .noAnswer(reason: "cannot build a URL from \(configuration.baseURL)/auth/me")
         }
-        switch await exchange(urlRequest) {
+        switch await exchange(urlRequest, gate: gate) {
         case .failed(let reason):
             return .noAnswer(reason: reason)
         case .answered(let status, let body, _) where (200..<300).contains(status):
@@ -156,6 +158,9 @@ public struct PushWardClient: Sendable {
         }
     }
 
+    /// Why a request the gate refused got no answer.
+    static let withheld = "withheld: the instance may no longer lead"
+
     /// What one HTTP exchange gave: a status with its body and `Retry-After`, or why nothing usable
     /// came back.
     private enum Exchange {
@@ -164,8 +169,10 @@ public struct PushWardClient: Sendable {
     }
 
     /// Carries out one request. Every status is an answer (URLSession does not treat 4xx as an
-    /// error either), except a redirect, which is refused.
+    /// error either), except a redirect, which is refused. `gate` is asked here, right before the
+    /// request starts, for every request (a GET has no body to ask it again as it is written).
     private func exchange(_ urlRequest: URLRequest, gate: SendGate? = nil) async -> Exchange {
+        if let gate, !gate.allows() { return .failed(reason: Self.withheld) }
         do {
             // Not `session.data(for:)`: it can deadlock when the dispatcher is cancelled (see there).
             let (data, response) = try await session.dataCancellable(for: urlRequest)
@@ -181,7 +188,7 @@ public struct PushWardClient: Sendable {
             return .answered(
                 status: http.statusCode, body: data, retryAfter: http.value(forHTTPHeaderField: "Retry-After"))
         } catch  where gate?.refused == true {
-            return .failed(reason: "withheld: the instance may no longer lead")
+            return .failed(reason: Self.withheld)
         } catch let error as URLError {
             return .failed(reason: "\(error.code.description): \(error.localizedDescription)")
         } catch {

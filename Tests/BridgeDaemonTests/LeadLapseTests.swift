@@ -43,7 +43,7 @@ struct LeadLapseTests {
             return answer
         }
 
-        func usage() async -> PushWardUsageAnswer { await inner.usage() }
+        func usage(gate: SendGate?) async -> PushWardUsageAnswer { await inner.usage(gate: gate) }
     }
 
     /// Takes the lead away from the instance on `uri` and keeps it: a test session queues for the

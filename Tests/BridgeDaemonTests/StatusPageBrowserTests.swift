@@ -27,7 +27,7 @@ struct StatusPageBrowserTests {
             .success(status: request.method == .post ? 201 : 200)
         }
 
-        func usage() async -> PushWardUsageAnswer {
+        func usage(gate: SendGate?) async -> PushWardUsageAnswer {
             .usage(account)
         }
     }

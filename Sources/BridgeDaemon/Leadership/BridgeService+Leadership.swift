@@ -33,19 +33,34 @@ extension BridgeService {
         guard let epoch = leaderEpoch, try database.holdsLead(epoch: epoch) else { throw LeadLost() }
     }
 
-    /// Whether this instance may start a request now: always on SQLite; on PostgreSQL when it
-    /// leads and its last heartbeat is recent enough (a leader resumed after a freeze starts
-    /// nothing before its next heartbeat).
+    /// Runs `body` in a write transaction that starts with the fence: for every write only the
+    /// leader makes. A deposed leader's write changes nothing, and it steps down (`what` says
+    /// which write found out); the caller then sees `LeadLost`.
+    func leaderWrite<T>(_ what: String, _ body: (BridgeDatabase) throws -> T) throws -> T {
+        do {
+            return try database.write { database in
+                try fence(database)
+                return try body(database)
+            }
+        } catch is LeadLost {
+            stepDown(because: "\(what) found another instance leading")
+            throw LeadLost()
+        }
+    }
+
+    /// Whether this instance may start leader work now: always on SQLite; on PostgreSQL when its
+    /// lease is valid by the clock now (`LeaderFence`) under the epoch the service took the lead
+    /// with (a leader resumed after a freeze starts nothing before its next heartbeat).
     func leadsTrusted() -> Bool {
-        guard let leadership else { return true }
-        guard let epoch = leaderEpoch, leadership.trustedEpoch() == epoch else { return false }
+        guard leadership != nil else { return true }
+        guard let epoch = leaderEpoch, leaderFence.trustedEpoch() == epoch else { return false }
         return true
     }
 
-    /// Whether a request planned earlier may go out now (see `leadsTrusted`), asked by the
-    /// dispatcher right before each send, off the actor.
+    /// Whether a request planned earlier may go out now (`LeaderFence.permits`), asked off the
+    /// actor by the loops that decide whether to start a round of work.
     nonisolated func mayStartRequest() -> Bool {
-        leadership.map { $0.trustedEpoch() != nil } ?? true
+        leaderFence.permits()
     }
 
     /// A card's request planned but not sent, because the lead is no longer trusted: looked at
@@ -80,13 +95,11 @@ extension BridgeService {
     func claim(_ slugs: [String], at now: UnixTime) -> Bool {
         guard leadership != nil, !slugs.isEmpty else { return true }
         do {
-            try database.write { database in
-                try fence(database)
+            try leaderWrite("claiming a card") { database in
                 try database.claimCards(slugs, epoch: leaderEpoch ?? 0, until: now + Self.claimDuration)
             }
             return true
         } catch is LeadLost {
-            stepDown(because: "claiming a card found another instance leading")
             return false
         } catch {
             logger.warning(

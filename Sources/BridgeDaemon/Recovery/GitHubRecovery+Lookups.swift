@@ -37,6 +37,8 @@ extension GitHubRecovery {
             run = try await client.run(repository: key.repository, id: key.runID, attempt: key.attempt)
             jobs = try await client.jobs(repository: key.repository, runID: key.runID, attempt: key.attempt)
         } catch {
+            // The lead may have gone: the round stops here, quietly; the next leader looks it up.
+            if case .withheld = error { return false }
             metrics.add("github_run_lookups_total", labels: ["outcome": "failed"])
             let run: [String: JSONValue] = [
                 "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),

@@ -30,7 +30,7 @@ extension GitHubRecovery {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))
-                case .failed: break
+                case .failed, .withheld: break
                 }
                 if Task.isCancelled { return }
             }
@@ -46,6 +46,9 @@ extension GitHubRecovery {
         /// GitHub's rate limit: not before then.
         case wait(until: Double)
         case failed
+        /// Stopped because the lead may have gone (`LeaderFence`): nothing to say, the next
+        /// leader sweeps.
+        case withheld
     }
 
     /// One sweep of one hook.
@@ -104,6 +107,7 @@ extension GitHubRecovery {
                         "github.delivered_at": .string(GitHubTimestamp.format(delivery.deliveredAt)),
                     ])
             } catch {
+                if case .withheld = error { return .withheld }
                 metrics.add("github_redeliveries_total", labels: ["outcome": "failed"])
                 return failed(error, hook: name)
             }
@@ -126,6 +130,7 @@ extension GitHubRecovery {
 
     /// Why a sweep stopped, said once per distinct reason with what to fix (`blocked`).
     private func failed(_ failure: GitHubAPIClient.Failure, hook: String) -> SweepOutcome {
+        if case .withheld = failure { return .withheld }
         metrics.add("github_sweeps_total", labels: ["outcome": "failed"])
         let hint: String
         switch failure {
@@ -135,7 +140,7 @@ extension GitHubRecovery {
             hint =
                 "the credential cannot read this hook's deliveries: a token needs admin:repo_hook (or the "
                 + "repository's Webhooks: read and write permission), an App the Webhooks permission; check the hook id"
-        case .refused, .failed: hint = "the sweep runs again at the next interval"
+        case .refused, .failed, .withheld: hint = "the sweep runs again at the next interval"
         }
         blocked(by: failure, hint: hint, ["github.hook": .string(hook)])
         if case .rateLimited(let until) = failure { return .wait(until: until) }

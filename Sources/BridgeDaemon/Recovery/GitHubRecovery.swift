@@ -5,9 +5,9 @@ import GitHubClient
 /// Recovery through GitHub's REST API (`github.api`): what the two loops share, the sweeps of the
 /// hooks' delivery logs (`GitHubRecovery+Sweeps.swift`) and the lookups of quiet runs
 /// (`GitHubRecovery+Lookups.swift`). One client, so GitHub's rate limit, ETags and installation
-/// tokens are shared by both.
+/// tokens are shared by both; every call of either asks the leader fence just before it goes.
 struct GitHubRecovery: Sendable {
-    let client: GitHubAPIClient
+    let client: FencedGitHub
     let service: BridgeService
     let settings: GitHubAPISettings
     let logger: Logger
