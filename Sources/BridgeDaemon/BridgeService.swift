@@ -157,7 +157,7 @@ public actor BridgeService {
     public func ingest(_ deliveries: [IncomingDelivery]) -> [IngestResult] {
         guard !deliveries.isEmpty else { return [] }
         // Another instance leads: commit for it to apply (`BridgeService+Leadership.swift`).
-        if leadership != nil, leaderEpoch == nil { return queueForLeader(deliveries) }
+        if !leads { return queueForLeader(deliveries) }
         if needsReload { reloadFromStore() }
         do {
             var plannedAlerts = false
@@ -582,7 +582,7 @@ public actor BridgeService {
     public func forgetFinished(at now: UnixTime) {
         // A follower's engine is what it loaded at start and never moves: its runs would all look
         // abandoned one day, and their release is the leader's to write (the fence refuses it).
-        guard leadership == nil || leaderEpoch != nil else { return }
+        guard leads else { return }
         engine.forget(at: now)
         // Abandoned runs were released: written now, let go of on the next pass.
         persistChanges(at: now)
@@ -696,7 +696,7 @@ public actor BridgeService {
     @discardableResult
     public func pruneRetention(at now: UnixTime) -> Bool {
         // One instance prunes what they share: the leader.
-        guard leadership == nil || leaderEpoch != nil else { return false }
+        guard leads else { return false }
         do {
             let more = try database.pruneRetention(
                 &retentionPass, settings: configuration.retention, payloadRetention: configuration.payloadRetention,

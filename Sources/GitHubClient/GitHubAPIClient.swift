@@ -100,7 +100,7 @@ public actor GitHubAPIClient {
     private var installationTokens: [Int: (token: String, expiresAt: Double)] = [:]
 
     /// Hears of every request once answered (or not): its method, its path without the query,
-    /// and the outcome (`ok`, `not_modified`, a status, `no_answer`); for `/metrics` and the log.
+    /// and the outcome (`ok`, `not_modified`, a status, `no_answer`, `withheld`); for `/metrics` and the log.
     public typealias Observer = @Sendable (_ method: String, _ path: String, _ outcome: String) -> Void
     private let observer: Observer?
 
@@ -254,7 +254,8 @@ public actor GitHubAPIClient {
     }
 
     /// The one place a request leaves: `gate`, when given, is asked here, after the rate limit
-    /// and right before the request starts, and again as a body is handed to the connection.
+    /// and right before the request starts, or for a request with a body as the body is handed
+    /// to the connection.
     private func send(
         _ method: String, _ path: String, authorization: String, body: Data? = nil, gate: SendGate? = nil
     ) async throws(Failure) -> Answer {
@@ -276,7 +277,8 @@ public actor GitHubAPIClient {
         }
         let cached = method == "GET" ? etags[path] : nil
         if let cached { request.setValue(cached.etag, forHTTPHeaderField: "If-None-Match") }
-        if let gate, !gate.allows() {
+        // A gated body asks the gate itself, later still: as curl takes it.
+        if let gate, request.httpBodyStream == nil, !gate.allows() {
             count("withheld", method, path)
             throw .withheld
         }

@@ -170,9 +170,10 @@ public struct PushWardClient: Sendable {
 
     /// Carries out one request. Every status is an answer (URLSession does not treat 4xx as an
     /// error either), except a redirect, which is refused. `gate` is asked here, right before the
-    /// request starts, for every request (a GET has no body to ask it again as it is written).
+    /// request starts, for a request without a gated body (a GET, a DELETE); one with a gated body
+    /// asks it later still, as curl takes the body.
     private func exchange(_ urlRequest: URLRequest, gate: SendGate? = nil) async -> Exchange {
-        if let gate, !gate.allows() { return .failed(reason: Self.withheld) }
+        if let gate, urlRequest.httpBodyStream == nil, !gate.allows() { return .failed(reason: Self.withheld) }
         do {
             // Not `session.data(for:)`: it can deadlock when the dispatcher is cancelled (see there).
             let (data, response) = try await session.dataCancellable(for: urlRequest)

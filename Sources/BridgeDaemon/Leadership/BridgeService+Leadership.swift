@@ -48,6 +48,11 @@ extension BridgeService {
         }
     }
 
+    /// Whether this instance holds the lead as the service last heard it (its epoch, which every
+    /// leader write is fenced with): always on SQLite. For work that only writes; what leaves the
+    /// process asks `leadsTrusted` or the fence's gate, which also read the clock.
+    var leads: Bool { leadership == nil || leaderEpoch != nil }
+
     /// Whether this instance may start leader work now: always on SQLite; on PostgreSQL when its
     /// lease is valid by the clock now (`LeaderFence`) under the epoch the service took the lead
     /// with (a leader resumed after a freeze starts nothing before its next heartbeat).
