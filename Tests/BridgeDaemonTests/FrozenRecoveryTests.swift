@@ -127,7 +127,7 @@ struct FrozenRecoveryTests {
         #expect(fromNew > 0, "the new leader kept sending meanwhile")
         #expect(pushward.violations.isEmpty, "\(pushward.violations)")
         print(
-            "leader frozen during recovery: \(beforeFreeze.github) GitHub calls and \(beforeFreeze.pushward) "
+            "leader frozen during recovery (\(events.count) deliveries missed): \(beforeFreeze.github) GitHub calls and \(beforeFreeze.pushward) "
                 + "PushWard requests before SIGSTOP, lead taken over in \(Int(takenOverIn * 1_000)) ms, frozen "
                 + "\(Int(frozenFor * 1_000)) ms; in the 4 s after SIGCONT \(fromOld) requests from it, \(fromNew) "
                 + "from the new leader")
