@@ -45,8 +45,8 @@ public struct PushWardClient: Sendable {
     /// With a `gate`, the body goes out only if the gate still allows it as curl takes it.
     public func urlRequest(for request: PushWardRequest, gate: SendGate? = nil) -> URLRequest? {
         guard var urlRequest = baseRequest(method: request.method.rawValue, path: request.path) else { return nil }
-        // A DELETE has no body, so nothing to gate as it is handed over: the dispatcher asked the
-        // gate as it started, and deleting an ended activity twice deletes nothing more.
+        // A DELETE has no body, so nothing to gate as it is handed over: `exchange` asks the gate
+        // just before it starts, and deleting an ended activity twice deletes nothing more.
         guard request.method != .delete else { return urlRequest }
         urlRequest.setBody(request.body.canonicalData, gatedBy: gate)
         urlRequest.setValue(

@@ -26,14 +26,19 @@ extension GitHubRecovery {
             }
             var missed = 0
             var pause = Double(settings.sweepInterval)
-            for hook in settings.hooks where service.mayStartRequest() {
+            var withheld = false
+            for hook in settings.hooks where !withheld && service.mayStartRequest() {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))
-                case .failed, .withheld: break
+                case .failed: break
+                case .withheld: withheld = true
                 }
                 if Task.isCancelled { return }
             }
+            // The lead may have gone mid-sweep: nothing was swept; asked again from the top, as a
+            // follower asks, so a lead that was only slow to renew sweeps again at once.
+            if withheld { continue }
             board.update { $0.lastSweepAt = now() }
             if missed > 0 { pause = min(pause, 60) }
             try? await Task.sleep(for: .seconds(pause))
