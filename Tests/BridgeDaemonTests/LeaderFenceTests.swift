@@ -81,6 +81,44 @@ struct LeaderFenceTests {
         #expect(fence.trustedEpoch() == nil)
     }
 
+    /// Counts the budget reads a transport was asked for, and those its gate let go.
+    final class BudgetTransport: PushWardTransport {
+        private let asked = Atomic<Int>(0)
+        private let sent = Atomic<Int>(0)
+        var isDryRun: Bool { false }
+        var reads: (asked: Int, sent: Int) { (asked.load(ordering: .acquiring), sent.load(ordering: .acquiring)) }
+
+        func send(_ request: PushWardRequest, gate: SendGate?) async -> PushWardAnswer {
+            .noAnswer(reason: "not used")
+        }
+
+        func usage(gate: SendGate?) async -> PushWardUsageAnswer {
+            asked.add(1, ordering: .acquiringAndReleasing)
+            guard gate?.allows() ?? true else { return .noAnswer(reason: "withheld") }
+            sent.add(1, ordering: .acquiringAndReleasing)
+            return .usage(.unlimited)
+        }
+    }
+
+    @Test("an instance that does not lead reads no budget from PushWard, and says nothing of it")
+    func followerReadsNoBudget() async throws {
+        let uri = try PostgresServer.shared().makeDatabase()
+        let database = try BridgeDatabase(location: .postgresql(uri: uri))
+        let lines = LineLog()
+        let logger = Logger(label: "test", minimumLevel: .debug, sink: { lines.append($0) })
+        let service = BridgeService(
+            database: database, engine: BridgeEngine(), configuration: BridgeConfiguration(), logger: logger)
+        let transport = BudgetTransport()
+        let reader = Task { await Daemon.readBudget(service: service, transport: transport, logger: logger) }
+        try await Task.sleep(for: .seconds(2.5))
+        reader.cancel()
+        service.usageRefresh.signal()
+        await reader.value
+        #expect(transport.reads.asked >= 2, "asked again while following: \(transport.reads)")
+        #expect(transport.reads.sent == 0, "a follower read the budget")
+        #expect(!lines.all.contains { $0.contains("could not read the PushWard budget") }, "\(lines.all)")
+    }
+
     @Test("a GitHub call whose gate refuses sends nothing: withheld, GET and POST")
     func githubWithheld() async throws {
         let github = try FakeGitHubAPI(secret: "fence-secret", credentials: .token("ghp_fence"))
