@@ -110,11 +110,12 @@ struct LeaderFenceTests {
             database: database, engine: BridgeEngine(), configuration: BridgeConfiguration(), logger: logger)
         let transport = BudgetTransport()
         let reader = Task { await Daemon.readBudget(service: service, transport: transport, logger: logger) }
-        try await Task.sleep(for: .seconds(2.5))
+        // A read asked twice: the second after the follower's wait, so the loop goes on refusing.
+        let askedTwice = await DispatchEndToEndTests.eventually(timeout: 30) { transport.reads.asked >= 2 }
         reader.cancel()
         service.usageRefresh.signal()
         await reader.value
-        #expect(transport.reads.asked >= 2, "asked again while following: \(transport.reads)")
+        #expect(askedTwice, "asked again while following: \(transport.reads)")
         #expect(transport.reads.sent == 0, "a follower read the budget")
         #expect(!lines.all.contains { $0.contains("could not read the PushWard budget") }, "\(lines.all)")
     }
