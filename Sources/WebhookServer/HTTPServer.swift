@@ -34,7 +34,8 @@ public final class HTTPServer: @unchecked Sendable {
         /// The largest request body accepted, in bytes; larger ones are answered 413. GitHub sends
         /// at most 25 MB.
         public var maxBodyBytes: Int
-        /// At most this many open connections; further ones are accepted and closed at once.
+        /// At most this many open connections; at the limit libmicrohttpd stops accepting, and
+        /// further ones wait in the kernel's backlog until one closes (measured on 0.9.75).
         public var connectionLimit: Int
         /// At most this many open connections from one IP address; 0 means no per-IP limit.
         /// Behind a reverse proxy every connection comes from the proxy: raise it or set 0.
