@@ -26,7 +26,8 @@ struct BridgeConfigurationTests {
             "_comment": "rotation",
             "webhook_secrets": ["new-secret", "old-secret"],
             "max_body_bytes": 1048576,
-            "payload_retention": "1d"
+            "payload_retention": "1d",
+            "request_deadline": "2m"
           },
           "pushward": {
             "url": "http://localhost:8787",
@@ -68,6 +69,7 @@ struct BridgeConfigurationTests {
         expected.webhookSecrets = ["new-secret", "old-secret"]
         expected.maxBodyBytes = 1_048_576
         expected.payloadRetention = 86_400
+        expected.requestDeadline = 120
         expected.pushwardURL = "http://localhost:8787"
         expected.apiKey = "pk_test_123"
         expected.activity.priority = 7
@@ -147,6 +149,7 @@ struct BridgeConfigurationTests {
         #expect(configuration.webhookSecrets.isEmpty)
         #expect(configuration.maxBodyBytes == 25 * 1024 * 1024)
         #expect(configuration.payloadRetention == 3 * 86_400)
+        #expect(configuration.requestDeadline == 30)
         #expect(configuration.pushwardURL == "https://api.pushward.app")
         #expect(configuration.apiKey == nil)
         #expect(configuration.activity.scope == .repository)

@@ -21,6 +21,7 @@ struct RequestDeadlineEndToEndTests {
             """
         let configuration = try BridgeConfiguration(json: Data(json.utf8))
         #expect(configuration.requestDeadline == 1)
+        #expect(ConfigurationLoader.describe(configuration)["github"]?["request_deadline"] == 1)
         let daemon = try await offPool { try Daemon.start(configuration: configuration, logger: LogCapture().logger) }
         let port = daemon.port
         let counters = daemon.counters
