@@ -254,6 +254,7 @@ public enum ConfigurationLoader {
                 "webhook_secrets": .array(configuration.webhookSecrets.map(mask)),
                 "max_body_bytes": .number(Double(configuration.maxBodyBytes)),
                 "max_unverified_body_bytes": .number(Double(configuration.maxUnverifiedBodyBytes)),
+                "request_deadline": .number(Double(configuration.requestDeadline)),
                 "payload_retention": .number(Double(configuration.payloadRetention)),
                 "api": configuration.githubAPI.map { githubAPI($0, mask: mask) } ?? .null,
             ],

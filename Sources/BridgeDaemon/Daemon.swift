@@ -120,6 +120,8 @@ public final class Daemon: @unchecked Sendable {
             serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
             serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
             serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
+            serverConfiguration.requestDeadline = configuration.requestDeadline
+            serverConfiguration.onDeadlineCut = { counters.add("request_deadline_closes_total", Double($0)) }
             if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
             return try HTTPServer(configuration: serverConfiguration) { request, responder in
                 ingress.handle(request, respond: responder.respond)

@@ -62,6 +62,9 @@ public final class Metrics: @unchecked Sendable {
         describe(
             "unverified_body_budget_refusals_total", "counter",
             "Requests answered 503 because bodies not yet verified held the whole body budget.")
+        describe(
+            "request_deadline_closes_total", "counter",
+            "Webhook connections closed because their request had not arrived within github.request_deadline.")
         describe("ack_latency_seconds", "histogram", "From a webhook request's arrival to its answer.")
         describe("ingest_batch_size", "histogram", "Deliveries committed together in one transaction (group commit).")
         describe(

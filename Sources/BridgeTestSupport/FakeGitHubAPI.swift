@@ -188,6 +188,19 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         return status
     }
 
+    /// Logs an attempt that failed at `deliveredAt` without sending anything: a delivery GitHub
+    /// could not make, days ago. Redelivering it sends `body` for real.
+    public func logFailedAttempt(event: String, body: Data, guid: String, deliveredAt: UnixTime) {
+        let action = (try? JSONValue(parsing: body))?["action"]?.stringValue
+        lock.withLock {
+            nextID += 1
+            attempts.append(
+                Attempt(
+                    id: nextID, guid: guid, event: event, action: action, body: body, deliveredAt: deliveredAt,
+                    redelivery: false, statusCode: 0))
+        }
+    }
+
     private final class StatusBox: @unchecked Sendable {
         var status = 0
     }

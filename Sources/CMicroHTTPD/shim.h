@@ -21,6 +21,16 @@
 typedef void *(*pwb_uri_logger)(void *context, const char *uri, struct MHD_Connection *connection);
 
 /*
+ * Called once when a connection is accepted (MHD_CONNECTION_NOTIFY_STARTED) and once when it is
+ * closed (MHD_CONNECTION_NOTIFY_CLOSED), on the connection's polling thread; `*socket_context` is
+ * the connection's own pointer (MHD_CONNECTION_INFO_SOCKET_CONTEXT reads it back). libmicrohttpd
+ * 0.9.75 reports the close before it closes the socket (MHD_cleanup_connections), so the socket
+ * stays this connection's until the callback returns.
+ */
+typedef void (*pwb_connection_notifier)(void *context, struct MHD_Connection *connection, void **socket_context,
+                                        enum MHD_ConnectionNotificationCode code);
+
+/*
  * The daemon flags the bridge uses: libmicrohttpd's own polling threads (epoll when the library
  * has it, else poll), an inter-thread channel (MHD_quiesce_daemon needs it with a thread pool),
  * suspend/resume (a request whose answer comes later parks its connection instead of a thread), no
@@ -55,10 +65,11 @@ static inline int pwb_has_epoll(void) {
 static inline struct MHD_Daemon *pwb_start_daemon(
     unsigned int flags, const struct sockaddr *address, int listen_fd, MHD_AccessHandlerCallback handler,
     void *handler_context, pwb_uri_logger uri_logger, void *uri_logger_context,
-    MHD_RequestCompletedCallback completed, void *completed_context, unsigned int connection_limit,
+    MHD_RequestCompletedCallback completed, void *completed_context, pwb_connection_notifier notifier,
+    void *notifier_context, unsigned int connection_limit,
     unsigned int per_ip_limit, unsigned int timeout_seconds, size_t connection_memory_limit,
     unsigned int thread_pool_size) {
-    struct MHD_OptionItem options[10];
+    struct MHD_OptionItem options[11];
     size_t count = 0;
     if (listen_fd >= 0) {
         options[count++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_SOCKET, (intptr_t)listen_fd, NULL};
@@ -68,6 +79,7 @@ static inline struct MHD_Daemon *pwb_start_daemon(
     /* Options taking two pointers pass the function in `value` (see MHD_OPTION_ARRAY). */
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)uri_logger, uri_logger_context};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context};
+    options[count++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notifier, notifier_context};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, (intptr_t)connection_limit, NULL};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)per_ip_limit, NULL};
     options[count++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_seconds, NULL};
@@ -106,6 +118,29 @@ static inline const struct sockaddr *pwb_connection_client_address(struct MHD_Co
         return NULL;
     }
     return info->client_addr;
+}
+
+/* 1 for the notification of a connection just accepted, 0 for one being closed. */
+static inline int pwb_connection_started(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+/* The connection's socket, or -1. Valid while the connection is. */
+static inline int pwb_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (info == NULL) {
+        return -1;
+    }
+    return (int)info->connect_fd;
+}
+
+/* The connection's socket context (what the connection notifier stored in `*socket_context`). */
+static inline void *pwb_connection_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    if (info == NULL) {
+        return NULL;
+    }
+    return info->socket_context;
 }
 
 #endif

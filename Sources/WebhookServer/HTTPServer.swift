@@ -9,7 +9,8 @@ import Foundation
 /// handler that answers through an `HTTPResponder`, at once or later from any thread.
 ///
 /// libmicrohttpd owns the sockets, the parser, the connection and per-IP limits and the idle
-/// timeout; its internal polling threads (epoll on Linux) form a pool of `threadPoolSize`, and
+/// timeout; the server adds a deadline for each request to arrive (`requestDeadline`, see
+/// `RequestDeadlines`), which libmicrohttpd has not; its internal polling threads (epoll on Linux) form a pool of `threadPoolSize`, and
 /// the handler runs on those threads. A handler that cannot answer at once keeps the responder and
 /// returns without blocking: the connection is suspended (`MHD_suspend_connection`) until
 /// `respond` resumes it. So a request waiting for its answer (the webhook waits for its group
@@ -33,14 +34,26 @@ public final class HTTPServer: @unchecked Sendable {
         /// The largest request body accepted, in bytes; larger ones are answered 413. GitHub sends
         /// at most 25 MB.
         public var maxBodyBytes: Int
-        /// At most this many open connections; further ones are accepted and closed at once.
+        /// At most this many open connections; at the limit libmicrohttpd stops accepting, and
+        /// further ones wait in the kernel's backlog until one closes (measured on 0.9.75).
         public var connectionLimit: Int
         /// At most this many open connections from one IP address; 0 means no per-IP limit.
         /// Behind a reverse proxy every connection comes from the proxy: raise it or set 0.
         public var perIPConnectionLimit: Int
         /// Seconds a connection may stay idle (no byte received or sent) before the server closes
-        /// it; 0 means never. This is what frees a socket from a client that stalls mid-request.
+        /// it; 0 means never. This frees a socket from a client that stops mid-request, but not
+        /// from one that sends a byte now and then: `requestDeadline` does.
         public var connectionTimeout: Int
+        /// Seconds a request may take to arrive — request line, headers and body — counted from
+        /// the connection's accept, or on a keep-alive connection from the end of the request
+        /// before; past it the connection is closed unanswered. 0 means no deadline. A request that
+        /// has arrived is not cut while it waits for its answer.
+        ///
+        /// Without it a client trickling a byte every few seconds keeps a connection slot for as
+        /// long as it likes, and a few hundred of them starve everyone else. 30 s by default:
+        /// GitHub gives up on a delivery after 10 s, and 30 s still carries a 25 MiB body at
+        /// about 7 Mbit/s.
+        public var requestDeadline: Int
         /// The largest request line plus header block accepted, in bytes; larger ones are answered
         /// 431. GitHub's headers are about 1–2 KiB.
         ///
@@ -68,6 +81,9 @@ public final class HTTPServer: @unchecked Sendable {
         public var unverifiedBodyBudget: Int
         /// Called once per request refused for the budget (metrics); on libmicrohttpd's threads.
         public var onBudgetRefusal: (@Sendable () -> Void)?
+        /// Called with how many connections were closed for their `requestDeadline` (metrics), at
+        /// most once per sweep; on the server's deadline thread.
+        public var onDeadlineCut: (@Sendable (Int) -> Void)?
 
         public init(
             listen: String,
@@ -75,22 +91,26 @@ public final class HTTPServer: @unchecked Sendable {
             connectionLimit: Int = 512,
             perIPConnectionLimit: Int = 64,
             connectionTimeout: Int = 15,
+            requestDeadline: Int = 30,
             maxHeaderBytes: Int = 32 * 1024,
             threadPoolSize: Int = 4,
             listenFileDescriptor: Int32? = nil,
             unverifiedBodyBudget: Int = 64 * 1024 * 1024,
-            onBudgetRefusal: (@Sendable () -> Void)? = nil
+            onBudgetRefusal: (@Sendable () -> Void)? = nil,
+            onDeadlineCut: (@Sendable (Int) -> Void)? = nil
         ) {
             self.listen = listen
             self.maxBodyBytes = maxBodyBytes
             self.connectionLimit = connectionLimit
             self.perIPConnectionLimit = perIPConnectionLimit
             self.connectionTimeout = connectionTimeout
+            self.requestDeadline = requestDeadline
             self.maxHeaderBytes = maxHeaderBytes
             self.threadPoolSize = threadPoolSize
             self.listenFileDescriptor = listenFileDescriptor
             self.unverifiedBodyBudget = unverifiedBodyBudget
             self.onBudgetRefusal = onBudgetRefusal
+            self.onDeadlineCut = onDeadlineCut
         }
 
         /// The per-connection memory pool given to libmicrohttpd (see `maxHeaderBytes`): the
@@ -111,6 +131,9 @@ public final class HTTPServer: @unchecked Sendable {
             }
             if !(0...86_400).contains(connectionTimeout) {
                 return "connectionTimeout must be 0 to 86400 seconds"
+            }
+            if !(0...86_400).contains(requestDeadline) {
+                return "requestDeadline must be 0 to 86400 seconds"
             }
             if !(1024...(16 * 1024 * 1024)).contains(maxHeaderBytes) {
                 return "maxHeaderBytes must be 1 KiB to 16 MiB"
@@ -162,7 +185,8 @@ public final class HTTPServer: @unchecked Sendable {
         let address = configuration.listenFileDescriptor == nil ? try ListenAddress(parsing: configuration.listen) : nil
         let context = ServerContext(
             handler: handler, maxBodyBytes: configuration.maxBodyBytes, maxHeaderBytes: configuration.maxHeaderBytes,
-            bodyBudget: configuration.unverifiedBodyBudget, onBudgetRefusal: configuration.onBudgetRefusal)
+            bodyBudget: configuration.unverifiedBodyBudget, onBudgetRefusal: configuration.onBudgetRefusal,
+            requestDeadline: configuration.requestDeadline, onDeadlineCut: configuration.onDeadlineCut)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
 
         let isIPv6: Bool
@@ -183,6 +207,7 @@ public final class HTTPServer: @unchecked Sendable {
                 pwbHandleRequest, contextPointer,
                 pwbRequestStarted, contextPointer,
                 pwbRequestCompleted, contextPointer,
+                pwbConnectionNotified, contextPointer,
                 UInt32(configuration.connectionLimit),
                 UInt32(configuration.perIPConnectionLimit),
                 UInt32(configuration.connectionTimeout),
@@ -207,6 +232,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.context = context
         self.daemon = started
         self.port = Self.boundPort(started)
+        context.deadlines.start()
     }
 
     deinit {
@@ -224,6 +250,11 @@ public final class HTTPServer: @unchecked Sendable {
         context.liveRequestStates
     }
 
+    /// Connections open now, whatever their state (tests use it to see slots held and freed).
+    var openConnections: Int {
+        context.deadlines.openConnections
+    }
+
     /// Whether the server still runs: false once a stop has finished (a stop under way holds the
     /// lock, so this waits for it).
     var isRunning: Bool { lock.withLock { daemon != nil } }
@@ -236,7 +267,7 @@ public final class HTTPServer: @unchecked Sendable {
     ///
     /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
     /// lets requests already begun finish — being handled, or still being received, which
-    /// includes stalled clients, so a non-zero drain can last the whole timeout — then waits up
+    /// includes stalled clients until their `requestDeadline` — then waits up
     /// to `answerTimeout` seconds for requests already with the handler to be answered and
     /// written (past it they are answered 503), then stops libmicrohttpd's threads, closes the
     /// remaining connections and the listening socket. New connections fail once it returns; during the
@@ -272,6 +303,8 @@ public final class HTTPServer: @unchecked Sendable {
                 }
             }
             MHD_stop_daemon(stopping)
+            // Last: during the drain above it still cuts requests past their deadline.
+            context.deadlines.stop()
             if listenSocket >= 0 {
                 close(listenSocket)
             }

@@ -49,9 +49,38 @@ func pwbRequestCompleted(
     _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
     _ reason: MHD_RequestTerminationCode
 ) {
+    if let context, let connection, let id = deadlineID(of: connection) {
+        // A keep-alive connection's next request has its own deadline, from now.
+        Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue().deadlines.requestEnded(id)
+    }
     guard let requestContext, let pointer = requestContext.pointee else { return }
     requestContext.pointee = nil
     Unmanaged<RequestState>.fromOpaque(pointer).release()
+}
+
+/// `MHD_OPTION_NOTIFY_CONNECTION`: a connection was accepted or is being closed. Registers it with
+/// its socket for the request deadline, and unregisters it before libmicrohttpd closes the socket
+/// (see `RequestDeadlines`). The id travels as the connection's socket context.
+func pwbConnectionNotified(
+    _ context: UnsafeMutableRawPointer?,
+    _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let context, let socketContext else { return }
+    let server = Unmanaged<ServerContext>.fromOpaque(context).takeUnretainedValue()
+    if pwb_connection_started(code) != 0 {
+        guard let connection, case let fd = pwb_connection_fd(connection), fd >= 0 else { return }
+        socketContext.pointee = UnsafeMutableRawPointer(bitPattern: server.deadlines.opened(fd: fd))
+    } else if let id = socketContext.pointee {
+        socketContext.pointee = nil
+        server.deadlines.closed(Int(bitPattern: id))
+    }
+}
+
+/// The id `pwbConnectionNotified` gave the connection, or nil.
+private func deadlineID(of connection: OpaquePointer) -> Int? {
+    pwb_connection_socket_context(connection).map { Int(bitPattern: $0) }
 }
 
 /// `MHD_KeyValueIterator` for `MHD_get_connection_values`: copies one header into the state.
@@ -113,11 +142,13 @@ func pwbHandleRequest(
         // The request line as sent: METHOD SP target SP HTTP/1.1 CRLF.
         let requestLineBytes = state.method.utf8.count + (state.target?.utf8.count ?? 0) + 12
         if requestLineBytes + state.headerBytes > server.maxHeaderBytes {
+            requestArrived(connection, server)
             return queue(headersTooLarge(limit: server.maxHeaderBytes), on: connection)
         }
         if let declared = state.headers["content-length"].flatMap({ UInt64($0) }) {
             if declared > UInt64(server.maxBodyBytes) {
                 state.bodyTooLarge = true
+                requestArrived(connection, server)
                 return queue(payloadTooLarge(limit: server.maxBodyBytes), on: connection)
             }
             // Reserve up front only what any client may cost: an unauthenticated sender that only
@@ -128,6 +159,7 @@ func pwbHandleRequest(
             guard server.bodyBudgetFits(Int(declared)), server.reserveBody(upfront) else {
                 state.overBudget = true
                 server.onBudgetRefusal?()
+                requestArrived(connection, server)
                 return queue(bodyBudgetExhausted(), on: connection)
             }
             state.reservedBodyBytes = upfront
@@ -160,6 +192,9 @@ func pwbHandleRequest(
         return .YES
     }
 
+    // The whole request has arrived: from here it is the handler's or ours to answer, and its
+    // deadline no longer applies.
+    requestArrived(connection, server)
     if let responder = state.responder {
         // Called again after `HTTPResponder.respond` resumed the connection: queue its answer.
         let response =
@@ -187,6 +222,11 @@ func pwbHandleRequest(
     // the answer comes, and this thread serves other connections meanwhile.
     if let response = responder.answerOrSuspend() { return queue(response, on: connection) }
     return .YES
+}
+
+/// Stops the connection's request deadline: the request has arrived, or has been answered.
+private func requestArrived(_ connection: OpaquePointer, _ server: ServerContext) {
+    if let id = deadlineID(of: connection) { server.deadlines.requestArrived(id) }
 }
 
 /// The 431 answer for a header block over `maxHeaderBytes` that still fit libmicrohttpd's pool.

@@ -18,6 +18,8 @@ final class ServerContext: @unchecked Sendable {
     /// The most body bytes requests not yet handed to `handler` may hold together; 0: no limit.
     let bodyBudget: Int
     let onBudgetRefusal: (@Sendable () -> Void)?
+    /// Every open connection and its request's deadline (see `HTTPServer.Configuration.requestDeadline`).
+    let deadlines: RequestDeadlines
 
     /// Guards the counts and `unanswered`; callbacks run on several pool threads at once.
     private let lock = NSLock()
@@ -29,13 +31,15 @@ final class ServerContext: @unchecked Sendable {
 
     init(
         handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void, maxBodyBytes: Int, maxHeaderBytes: Int,
-        bodyBudget: Int = 0, onBudgetRefusal: (@Sendable () -> Void)? = nil
+        bodyBudget: Int = 0, onBudgetRefusal: (@Sendable () -> Void)? = nil, requestDeadline: Int = 0,
+        onDeadlineCut: (@Sendable (Int) -> Void)? = nil
     ) {
         self.handler = handler
         self.maxBodyBytes = maxBodyBytes
         self.maxHeaderBytes = maxHeaderBytes
         self.bodyBudget = bodyBudget
         self.onBudgetRefusal = onBudgetRefusal
+        self.deadlines = RequestDeadlines(seconds: requestDeadline, onCut: onDeadlineCut)
     }
 
     /// Body bytes held by requests not yet handed to the handler.

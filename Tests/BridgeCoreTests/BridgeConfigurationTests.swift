@@ -26,7 +26,8 @@ struct BridgeConfigurationTests {
             "_comment": "rotation",
             "webhook_secrets": ["new-secret", "old-secret"],
             "max_body_bytes": 1048576,
-            "payload_retention": "1d"
+            "payload_retention": "1d",
+            "request_deadline": "2m"
           },
           "pushward": {
             "url": "http://localhost:8787",
@@ -68,6 +69,7 @@ struct BridgeConfigurationTests {
         expected.webhookSecrets = ["new-secret", "old-secret"]
         expected.maxBodyBytes = 1_048_576
         expected.payloadRetention = 86_400
+        expected.requestDeadline = 120
         expected.pushwardURL = "http://localhost:8787"
         expected.apiKey = "pk_test_123"
         expected.activity.priority = 7
@@ -147,6 +149,7 @@ struct BridgeConfigurationTests {
         #expect(configuration.webhookSecrets.isEmpty)
         #expect(configuration.maxBodyBytes == 25 * 1024 * 1024)
         #expect(configuration.payloadRetention == 3 * 86_400)
+        #expect(configuration.requestDeadline == 30)
         #expect(configuration.pushwardURL == "https://api.pushward.app")
         #expect(configuration.apiKey == nil)
         #expect(configuration.activity.scope == .repository)
@@ -281,6 +284,9 @@ struct BridgeConfigurationTests {
             (#"{"admin_hosts": ["a b"]}"#, "admin_hosts"),
             (#"{"github": {"max_unverified_body_bytes": 0}}"#, "github.max_unverified_body_bytes"),
             (#"{"github": {"max_body_bytes": 0}}"#, "github.max_body_bytes"),
+            (#"{"github": {"request_deadline": 0}}"#, "github.request_deadline"),
+            (#"{"github": {"request_deadline": "2h"}}"#, "github.request_deadline"),
+            (#"{"github": {"request_deadline": "soon\u202E"}}"#, "github.request_deadline"),
             (#"{"github": {"payload_retention": "1.5h"}}"#, "github.payload_retention"),
             (#"{"github": {"payload_retention": "400d"}}"#, "github.payload_retention"),
             (#"{"activity": {"scope": "org"}}"#, "activity.scope"),

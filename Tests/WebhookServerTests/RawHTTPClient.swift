@@ -42,12 +42,29 @@ final class RawHTTPClient {
     /// Bytes received but not yet consumed by a parse (keep-alive responses may arrive together).
     private var pending = Data()
 
-    /// Connects to `host` (`127.0.0.1` or `::1`) on `port`.
-    init(host: String = "127.0.0.1", port: Int, timeout: Double = 10) throws {
+    /// Connects to `host` (`127.0.0.1` or `::1`) on `port`, from the IPv4 address `source` when
+    /// given (any of 127.0.0.0/8 routes to loopback on Linux, so one machine can play many
+    /// clients for per-address limits).
+    init(host: String = "127.0.0.1", port: Int, source: String? = nil, timeout: Double = 10) throws {
         self.timeout = timeout
         let ipv6 = host.contains(":")
         let socketFD = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketFD >= 0 else { throw Failure.system("socket", errno) }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(socketFD)
+                throw Failure.system("bind", code)
+            }
+        }
         var result: Int32
         if ipv6 {
             var address = sockaddr_in6()
@@ -172,12 +189,14 @@ final class RawHTTPClient {
     static func request(
         host: String = "127.0.0.1",
         port: Int,
+        source: String? = nil,
+        timeout: Double = 10,
         method: String = "POST",
         target: String = "/webhook",
         headers: [(String, String)] = [],
         body: Data = Data()
     ) throws -> Response {
-        let client = try RawHTTPClient(host: host, port: port)
+        let client = try RawHTTPClient(host: host, port: port, source: source, timeout: timeout)
         var head = "\(method) \(target) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "Content-Length: \(body.count)\r\n\r\n"

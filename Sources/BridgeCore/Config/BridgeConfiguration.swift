@@ -21,6 +21,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// The most body bytes the webhook listener holds for requests whose signature is not checked
     /// yet, all connections together; past it a request is answered 503 with `Retry-After`.
     public var maxUnverifiedBodyBytes = 64 * 1024 * 1024
+    /// Seconds a webhook request may take to arrive (request line, headers and body), from the
+    /// connection's accept or the end of the request before; past it the connection is closed.
+    /// GitHub gives up on a delivery after 10 s; 30 s still carries a 25 MiB body at ~7 Mbit/s.
+    public var requestDeadline = 30
     /// How long raw payloads are kept: GitHub can redeliver for 3 days.
     public var payloadRetention = 3 * 86_400
     /// `github.api`: recovery of missed deliveries and stuck runs through GitHub's REST API; nil
@@ -125,6 +129,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             maxUnverifiedBodyBytes =
                 try github.integer("max_unverified_body_bytes", in: 1...(1 << 34)) ?? maxUnverifiedBodyBytes
             payloadRetention = try github.duration("payload_retention") ?? payloadRetention
+            requestDeadline = try github.duration("request_deadline", in: 1...3_600) ?? requestDeadline
             if var api = try github.section("api") {
                 githubAPI = try Self.githubAPI(&api)
                 try api.finish()

@@ -89,6 +89,32 @@ public struct GitHubAPISettings: Sendable, Equatable {
         min(30, max(1, Double(staleAfter) / 2))
     }
 
+    /// How long this GitHub keeps a hook's deliveries, so how far back the sweep asks for missed
+    /// ones: 3 days on GitHub.com, 7 on an Enterprise Server.
+    public var deliveryRetention: UnixTime {
+        Self.isEnterpriseServer(apiURL: url) ? RedeliveryPlan.enterpriseServerRetention : RedeliveryPlan.githubRetention
+    }
+
+    /// Whether `apiURL` is an Enterprise Server's API (`https://HOST/api/v3`): any host but
+    /// GitHub's own clouds. `api.github.com` is GitHub.com; `api.SUBDOMAIN.ghe.com` is GitHub
+    /// Enterprise Cloud with data residency, which is GitHub.com's service in another region and
+    /// documented with its 3 days. Guessing 7 for a cloud would be the harmful mistake: GitHub
+    /// refuses to redeliver what it no longer keeps, and that refusal fails the sweep.
+    public static func isEnterpriseServer(apiURL: String) -> Bool {
+        var rest = Substring(apiURL)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority.lowercased()
+        if !host.hasPrefix("["), let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+        while host.hasSuffix(".") { host.removeLast() }
+        if host == "api.github.com" { return false }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        let dataResidency =
+            labels.count == 4 && labels[0] == "api" && !labels[1].isEmpty && labels[2] == "ghe" && labels[3] == "com"
+        return !dataResidency
+    }
+
     /// Why a hook cannot be watched with `credential`, or nil: the App's webhook is read with the
     /// App's JWT, which a token cannot make.
     public func hookProblem(_ hook: Hook) -> String? {

@@ -5,7 +5,8 @@
 /// the listener answered (nothing, a 503, a proxy's 502), the bridge never stored it. One that is
 /// stored is never asked for again, even after a failed answer: a 2xx means durable, and a 400
 /// was recorded as malformed and would be refused again. Only `workflow_run` and `workflow_job`
-/// deliveries are asked for (the rest change no card), only while GitHub still keeps them, each
+/// deliveries are asked for (the rest change no card), only while GitHub still keeps them (the
+/// `retention` of the API's kind, see `GitHubAPISettings.deliveryRetention`), each
 /// GUID once per `retryAfter` and at most `maxRequests` times, oldest first. A GUID whose last
 /// request went `retryAfter` unanswered is given up on once (`givenUp`, which the daemon records
 /// and says); after that it is left alone.
@@ -24,9 +25,10 @@ public struct RedeliveryPlan: Sendable, Equatable {
         }
     }
 
-    /// GitHub keeps a hook's deliveries this long (3 days on github.com; Enterprise Server keeps
-    /// 7, so the sweep's edge is the smaller): older ones cannot be redelivered.
+    /// GitHub.com keeps a hook's deliveries this long: older ones cannot be redelivered.
     public static let githubRetention: UnixTime = 3 * 86_400
+    /// An Enterprise Server keeps them this long.
+    public static let enterpriseServerRetention: UnixTime = 7 * 86_400
     /// Events whose deliveries shape a card; the rest are never asked for again.
     public static let events: Set<String> = ["workflow_run", "workflow_job"]
     /// How long a redelivery asked for may take to arrive before it is asked for again.
@@ -51,10 +53,13 @@ public struct RedeliveryPlan: Sendable, Equatable {
     ///   - stored: the GUIDs of `log` the store has.
     ///   - requested: what was asked of each GUID before.
     ///   - sweptAt: when the sweep started; the log can hold nothing later.
+    ///   - retention: how long this GitHub keeps deliveries; nothing older is asked for (GitHub
+    ///     would refuse it).
     public init(
-        log: [HookDelivery], stored: Set<String>, requested: [String: Requested], sweptAt now: UnixTime
+        log: [HookDelivery], stored: Set<String>, requested: [String: Requested], sweptAt now: UnixTime,
+        retention: UnixTime = githubRetention
     ) {
-        let edge = now - Self.githubRetention
+        let edge = now - retention
         var newestAttempt: [String: HookDelivery] = [:]
         var firstSent: [String: UnixTime] = [:]
         for entry in log where Self.events.contains(entry.event) && entry.deliveredAt > edge {
@@ -85,9 +90,11 @@ public struct RedeliveryPlan: Sendable, Equatable {
     }
 
     /// True when a sweep that has read back to `oldest` (the oldest entry of its last page) can
-    /// stop: it reached what an earlier sweep resolved, or what GitHub no longer keeps.
-    public static func hasReadEnough(oldest: UnixTime, examinedThrough: UnixTime?, sweptAt now: UnixTime) -> Bool {
-        if oldest <= now - githubRetention { return true }
+    /// stop: it reached what an earlier sweep resolved, or what GitHub no longer keeps (`retention`).
+    public static func hasReadEnough(
+        oldest: UnixTime, examinedThrough: UnixTime?, sweptAt now: UnixTime, retention: UnixTime = githubRetention
+    ) -> Bool {
+        if oldest <= now - retention { return true }
         guard let examinedThrough else { return false }
         return oldest < examinedThrough - overlap
     }

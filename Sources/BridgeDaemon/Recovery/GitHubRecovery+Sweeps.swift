@@ -5,7 +5,7 @@ import GitHubClient
 /// Sweeps: asks GitHub to send again what it failed to deliver: at start, every `sweep_interval`, and a
 /// minute after a sweep that found something missed (the listener was unreachable, so more may
 /// follow). Each sweep reads each hook's delivery log newest first, back to what the last sweep
-/// resolved (or GitHub's 3 days), and requests redeliveries as `RedeliveryPlan` says, at most
+/// resolved (or as far as GitHub keeps them: 3 days, 7 on an Enterprise Server), and requests redeliveries as `RedeliveryPlan` says, at most
 /// `max_redeliveries_per_minute`, each counted in the store before it is sent. The redelivered
 /// request comes through `POST /webhook` like any other: verified, deduplicated, applied in order.
 extension GitHubRecovery {
@@ -74,7 +74,9 @@ extension GitHubRecovery {
                 }
                 cursor = page.nextCursor
                 guard let oldest = page.deliveries.map(\.deliveredAt).min(),
-                    !RedeliveryPlan.hasReadEnough(oldest: oldest, examinedThrough: examined, sweptAt: started)
+                    !RedeliveryPlan.hasReadEnough(
+                        oldest: oldest, examinedThrough: examined, sweptAt: started,
+                        retention: settings.deliveryRetention)
                 else { break }
             } while cursor != nil
         } catch {
@@ -82,7 +84,9 @@ extension GitHubRecovery {
         }
         let guids = Set(log.lazy.filter { RedeliveryPlan.events.contains($0.event) }.map(\.guid))
         guard let state = await service.recoveryState(guids: guids) else { return .failed }
-        let plan = RedeliveryPlan(log: log, stored: state.stored, requested: state.requested, sweptAt: started)
+        let plan = RedeliveryPlan(
+            log: log, stored: state.stored, requested: state.requested, sweptAt: started,
+            retention: settings.deliveryRetention)
         if !plan.givenUp.isEmpty { await service.recordGivenUp(plan.givenUp, at: started) }
         for delivery in plan.givenUp {
             logger.error(
