@@ -101,6 +101,49 @@ struct HighAvailabilityActionTests {
         running = []
     }
 
+    @Test("two copies of one action (the card's and the notification's) pressed on both instances at once: one call")
+    func copiesOnBoth() async throws {
+        let uri = try PostgresServer.shared().makeDatabase()
+        let pushward = try FakePushWardServer()
+        let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
+        let logs = (LineLog(), LineLog())
+        let first = try Self.start(uri: uri, pushward: pushward, github: github, logs: logs.0)
+        var running = [first]
+        defer { for daemon in running { Task { await daemon.shutdown() } } }
+        #expect(await HighAvailabilityRecoveryTests.within(15) { await HighAvailabilityRecoveryTests.leads(first) })
+        let second = try Self.start(uri: uri, pushward: pushward, github: github, logs: logs.1)
+        running.append(second)
+        github.setWebhookURL("http://127.0.0.1:\(first.port)/webhook")
+
+        var previousCard: String?
+        for round in 0..<5 {
+            let runID = 400 + round
+            Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
+            #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
+            let alertURL = try #require(
+                pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first?["url"]?.stringValue)
+            func cardButton() -> String? {
+                guard let button = pushward.activities[RecoveryEndToEndTests.slug]?.content["secondary_url_action"],
+                    button["title"] == "Re-run failed jobs", let url = button["url"]?.stringValue, url != previousCard
+                else { return nil }
+                return url
+            }
+            #expect(await Actions.eventually { cardButton() != nil })
+            let cardURL = try #require(cardButton())
+            previousCard = cardURL
+            async let onFirst = Self.press(alertURL, port: first.port)
+            async let onSecond = Self.press(cardURL, port: second.port)
+            let statuses = try await [onFirst, onSecond]
+            #expect(statuses.sorted() == [200, 404], "round \(round): \(statuses)")
+            #expect(github.actions.filter { $0.path == Actions.rerunPath(runID) }.count == 1, "round \(round)")
+        }
+        #expect(github.actions.count == 5)
+        let errors = (logs.0.all + logs.1.all).filter { $0.contains("could not check a pressed button") }
+        #expect(errors.isEmpty, "a deadlock between two copies is retried, not an error: \(errors)")
+        for daemon in running { await daemon.shutdown() }
+        running = []
+    }
+
     @Test("at start an instance marks only its own cut-off presses interrupted; the other's stay asked")
     func interruptOwnOnly() async throws {
         let uri = try PostgresServer.shared().makeDatabase()

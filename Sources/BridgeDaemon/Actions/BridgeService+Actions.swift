@@ -177,6 +177,10 @@ extension BridgeService {
 
     // MARK: Pressing
 
+    /// What a press's transaction found: the token's binding, the run as it stands, why the
+    /// action no longer applies (nil: it does), who pressed, and the press's id in `actions`.
+    typealias SpentToken = (binding: ActionBinding, state: RunState?, problem: String?, presser: String, id: Int64)
+
     public enum PressAnswer: Sendable, Equatable {
         /// Unknown, used, expired, forged, or for a run where the action no longer makes sense:
         /// nothing was done, and the answer does not say which.
@@ -191,23 +195,7 @@ extension BridgeService {
     /// can never ask twice: the press whose update found the token unspent is the only one.
     func press(_ token: ActionToken, at now: UnixTime) -> PressAnswer {
         do {
-            let spent = try database.write { database -> (ActionBinding, RunState?, String?, String, Int64)? in
-                guard
-                    let binding = try database.spendActionToken(
-                        selector: token.selector, verifierHash: token.verifierHash, at: now)
-                else { return nil }
-                let state = try engine.actionSubject(binding.run, history: StoreHistory(database))
-                let problem = engine.actionProblem(
-                    binding.kind, on: binding.run, environment: binding.environment,
-                    newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
-                let presser = (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
-                try database.spendActionTokens(like: binding, at: now)
-                let id = try database.insertAction(
-                    binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,
-                    instance: instance, at: now)
-                return (binding, state, problem, presser, id)
-            }
-            guard let (binding, state, problem, presser, id) = spent else {
+            guard let (binding, state, problem, presser, id) = try spend(token, at: now) else {
                 metrics.add("action_presses_total", labels: ["action": "unknown", "outcome": "not_found"])
                 return .notFound
             }
@@ -231,6 +219,37 @@ extension BridgeService {
         } catch {
             logger.error("could not check a pressed button; nothing done", ["error": .string("\(error)")])
             return .notFound
+        }
+    }
+
+    /// The press's transaction: spends `token` (nil when it was not live), checks the run, spends
+    /// the token's copies and records the press. Two copies of one action pressed at once on two
+    /// instances each lock their own row first and then wait for the other's: PostgreSQL ends one
+    /// transaction to break that deadlock, and that press is tried once more, when it finds its
+    /// token spent by the other one's copies.
+    private func spend(_ token: ActionToken, at now: UnixTime) throws -> SpentToken? {
+        var tries = 0
+        while true {
+            do {
+                return try database.write { database -> SpentToken? in
+                    guard
+                        let binding = try database.spendActionToken(
+                            selector: token.selector, verifierHash: token.verifierHash, at: now)
+                    else { return nil }
+                    let state = try engine.actionSubject(binding.run, history: StoreHistory(database))
+                    let problem = engine.actionProblem(
+                        binding.kind, on: binding.run, environment: binding.environment,
+                        newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
+                    let presser = (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
+                    try database.spendActionTokens(like: binding, at: now)
+                    let id = try database.insertAction(
+                        binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,
+                        instance: instance, at: now)
+                    return (binding, state, problem, presser, id)
+                }
+            } catch let error as PostgresError where error.isDeadlock && tries == 0 {
+                tries += 1
+            }
         }
     }
 
