@@ -89,6 +89,11 @@ struct HighAvailabilityActionTests {
             #expect(audit.count == 1)
             let winner = statuses[0] == 200 ? first : second
             #expect(audit.first?.instance == winner.service.instance)
+            // Either instance's admin API names it.
+            let document = try JSONValue(
+                parsing: Data(try await AlertEndToEndTests.get("/api/runs/\(runID)", port: second.adminPort).utf8))
+            let recorded = document.arrayValue?.first?["actions"]?.arrayValue?.first
+            #expect(recorded?["instance"] == .string(winner.service.instance))
         }
         #expect(github.actions.count == 10)
         let wins = answers.map { $0[0] == 200 ? "first" : "second" }
