@@ -276,16 +276,18 @@ struct ActionEndToEndTests {
         let pending = "/repos/acme/widgets/actions/runs/12/pending_deployments"
         // The waiting delivery first, as GitHub sends it (no `deployment`): the environment is
         // GitHub's only pending one, asked before the notification goes.
-        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 12, [.init(id: 11, name: "production")])
+        // A hostile name (an environment's admin chooses it): bidi, emoji, long.
+        let hostile = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀 " + String(repeating: "x", count: 200)
+        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 12, [.init(id: 11, name: hostile)])
         let first = Self.script(12)
         bridge.deliver(Self.waiting(first, environment: nil))
         let early = try await Self.reviewButtons(bridge, count: 1)
         #expect(bridge.github.requests.contains { $0.method == "GET" && $0.path == pending })
-        bridge.deliver([first.job(first.firstJobID + 1, "deploy", "waiting", createdAt: 21, environment: "production")])
+        bridge.deliver([first.job(first.firstJobID + 1, "deploy", "waiting", createdAt: 21, environment: hostile)])
         #expect(try await bridge.press(early.approve).status == 200)
         #expect(bridge.github.actions.last?.body?["environment_ids"] == [11])
         #expect(bridge.github.actions.last?.body?["state"] == "approved")
-        #expect(try bridge.actions(runID: 12).map(\.environment) == ["production"])
+        #expect(try bridge.actions(runID: 12).map(\.environment) == [hostile])
 
         // The named delivery first, then GitHub's waiting one: the name stays, and of the two
         // environments waiting only the named one is rejected.
