@@ -74,6 +74,9 @@ public actor BridgeService {
     public nonisolated let leaderFence: LeaderFence
     /// The epoch this instance leads under, as the service last heard it; nil while following.
     var leaderEpoch: Int64?
+    /// This instance's name, kept with each press it records so that at its next start it marks
+    /// only its own cut-off presses `interrupted` (`Daemon.instanceName`).
+    public nonisolated let instance: String
     /// Cards a previous leader claimed, with when their claims end: left alone until then.
     var claimedElsewhere: [String: UnixTime] = [:]
     /// Whether applying the waiting deliveries is already scheduled on the actor's queue.
@@ -84,8 +87,10 @@ public actor BridgeService {
     /// commit on `database`, on this actor's queue.
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
-        metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil, answers: BridgeDatabase? = nil
+        metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil, answers: BridgeDatabase? = nil,
+        instance: String = ProcessInfo.processInfo.hostName + " pid \(getpid())"
     ) {
+        self.instance = instance
         self.checkpointer = checkpointer
         let board = database.isShared ? LeadershipBoard() : nil
         self.leadership = board

@@ -84,13 +84,14 @@ public final class Daemon: @unchecked Sendable {
             shared
             ? BridgeEngine(settings: configuration.engineSettings, filter: configuration.filter)
             : try database.loadEngine(settings: configuration.engineSettings, filter: configuration.filter, at: now)
-        Self.interruptCutOffPresses(database, logger: logger, at: now)
+        let instance = Self.instanceName(listen: configuration.listen)
+        Self.interruptCutOffPresses(database, recordedBy: shared ? instance : nil, logger: logger, at: now)
         // Several instances: deliveries are committed for the leader and answered on a connection
         // of their own, so no answer waits behind the leader's applying (`WaitingDeliveryCommitter`).
         let answers = shared ? try BridgeDatabase(location: location) : nil
         let service = BridgeService(
             database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
-            checkpointer: checkpointer, answers: answers)
+            checkpointer: checkpointer, answers: answers, instance: instance)
         self.service = service
         let counters = counters
         let activated = SocketActivation.descriptors()
@@ -147,7 +148,14 @@ public final class Daemon: @unchecked Sendable {
                             timeout: shared ? BridgeService.sharedRequestTimeout : 10,
                             version: Daemon.version)))
             } ?? DryRunTransport()
-        let dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
+        var dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
+        if configuration.actions != nil, let client = githubClient {
+            dispatcher.pendingEnvironments = { run in
+                try? await client.pendingDeployments(repository: run.repository, runID: run.runID).map(
+                    \.environmentName)
+            }
+        }
+        let dispatched = dispatcher
         var services: [any DaemonService] = [
             // Last to stop: the final checkpoint leaves a small WAL behind.
             StepService(
@@ -157,7 +165,7 @@ public final class Daemon: @unchecked Sendable {
                     logger.notice("stopped", [:])
                 }),
             // The dispatcher sleeps on `wakeups`, not on a cancellable sleep: woken to see the cancel.
-            LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatcher.run() },
+            LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatched.run() },
         ]
         if case .postgresql(let uri) = location {
             // Stops after the dispatcher and before the store: the lead is given up once nothing
@@ -270,10 +278,14 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Presses a stop cut off before GitHub answered: recorded `interrupted` and said once, never
-    /// asked again (GitHub may have done them).
-    static func interruptCutOffPresses(_ database: BridgeDatabase, logger: Logger, at now: UnixTime) {
+    /// asked again (GitHub may have done them). `instance`: only the presses this instance
+    /// recorded (several share a PostgreSQL database, and another's may be under way); nil: all
+    /// (SQLite, one instance).
+    static func interruptCutOffPresses(
+        _ database: BridgeDatabase, recordedBy instance: String? = nil, logger: Logger, at now: UnixTime
+    ) {
         do {
-            for record in try database.write({ try $0.interruptRequestedActions(at: now) }) {
+            for record in try database.write({ try $0.interruptRequestedActions(recordedBy: instance, at: now) }) {
                 logger.warning(
                     "an action asked from a phone was cut off by a stop before GitHub answered; it is not asked again",
                     [
@@ -284,6 +296,17 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             logger.error("could not read the presses cut off by the last stop", ["error": .string("\(error)")])
         }
+    }
+
+    /// The name an instance records its presses under: the host and the webhook listener's
+    /// address as configured, the same at every start of the same instance and different for two
+    /// instances on one host (they cannot listen on one address). An instance on any free port
+    /// (`:0`) is a new one at each start: its name adds the process id and a random part.
+    public static func instanceName(
+        host: String = ProcessInfo.processInfo.hostName, listen: String, pid: Int32 = getpid()
+    ) -> String {
+        guard listen.hasSuffix(":0") else { return "\(host) \(listen)" }
+        return "\(host) \(listen) pid \(pid) \(UUID().uuidString.prefix(8).lowercased())"
     }
 
     /// Starts the services in order (see `ServiceGroup.start`).

@@ -12,6 +12,11 @@ public struct Dispatcher: Sendable {
     public var clock: @Sendable () -> UnixTime
     /// The longest sleep: timers are re-read at least this often.
     public var maximumSleep: Double = 30
+    /// The names of the environments a run waits on as GitHub lists them (`GET …/pending_deployments`),
+    /// nil when GitHub could not say: asked before a review notification goes out whose waiting
+    /// job no delivery named the environment of (GitHub's `waiting` delivery has no `deployment`),
+    /// so its buttons answer one known environment. Nil without `actions`.
+    public var pendingEnvironments: (@Sendable (RunKey) async -> [String]?)?
 
     public init(
         service: BridgeService, transport: any PushWardTransport, logger: Logger,
@@ -79,7 +84,13 @@ public struct Dispatcher: Sendable {
     private func send(_ alert: AlertRecord) async {
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
-        let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, at: clock())
+        var pending: [String]?
+        if !transport.isDryRun, let lookup = pendingEnvironments, service.mayStartRequest(),
+            await service.reviewNeedsPendingDeployments(alert, body: stored)
+        {
+            pending = await lookup(alert.run)
+        }
+        let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, pending: pending, at: clock())
         guard let answer = await gated({ await transport.notify(body, gate: $0) }) else {
             return await service.abandon(alert)
         }

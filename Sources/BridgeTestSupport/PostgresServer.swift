@@ -124,7 +124,7 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// A port nothing listens on now (bound to port 0, read back, released).
-    private static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socketDescriptor >= 0 else {
             throw StartFailure(description: "socket(): \(String(cString: strerror(errno)))")

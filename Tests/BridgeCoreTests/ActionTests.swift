@@ -232,6 +232,47 @@ struct ActionTests {
         #expect(engine.actionProblem(.cancel, on: unknown, environment: nil, newerAttemptStored: false) != nil)
     }
 
+    /// GitHub's recorded deliveries of one waiting job: the `waiting` one (no `deployment`
+    /// object) and the `queued` one that names the environment.
+    static func recordedReviewDeliveries() throws -> (waiting: WebhookEvent, named: WebhookEvent) {
+        func decode(_ name: String) throws -> WebhookEvent {
+            try WebhookDecoder.decode(event: "workflow_job", body: Fixtures.data(name), contentType: "application/json")
+        }
+        return (try decode("workflow_job.waiting.json"), try decode("workflow_job.queued.with-deployment.json"))
+    }
+
+    @Test("a review's environment: the one a delivery names, else GitHub's only pending one; never empty or a guess")
+    func reviewEnvironment() throws {
+        let (waiting, named) = try Self.recordedReviewDeliveries()
+        let key = RunKey(repository: "lineville/elastic-machines-testing", runID: 4_747_967_848, attempt: 1)
+        var engine = Self.engine()
+        _ = AlertTests.play([waiting], on: &engine)
+        #expect(engine.runs[key] != nil)
+        #expect(engine.reviewNeedsPendingDeployments(key), "GitHub's waiting delivery names no environment")
+        #expect(engine.reviewEnvironment(of: key, pending: nil) == nil)
+        #expect(engine.reviewEnvironment(of: key, pending: []) == nil)
+        #expect(engine.reviewEnvironment(of: key, pending: [""]) == nil, "an empty name never gets a button")
+        #expect(engine.reviewEnvironment(of: key, pending: ["Test"]) == "Test")
+        #expect(engine.reviewEnvironment(of: key, pending: ["staging", "production"]) == nil, "which one: unknown")
+        let hostile = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀\u{0}"
+        #expect(engine.reviewEnvironment(of: key, pending: [hostile]) == hostile, "compared with GitHub's as it is")
+        // A token minted from GitHub's answer still applies while the job's own name is unknown.
+        #expect(engine.actionProblem(.approve, on: key, environment: "Test", newerAttemptStored: false) == nil)
+        #expect(engine.actionProblem(.approve, on: key, environment: "", newerAttemptStored: false) != nil)
+        #expect(engine.actionProblem(.reject, on: key, environment: nil, newerAttemptStored: false) != nil)
+
+        // Both orders end with the environment named by the queued delivery.
+        for order in [[waiting, named], [named, waiting]] {
+            var engine = Self.engine()
+            _ = AlertTests.play(order, on: &engine)
+            #expect(!engine.reviewNeedsPendingDeployments(key))
+            #expect(engine.reviewEnvironment(of: key, pending: nil) == "Test")
+            #expect(engine.reviewEnvironment(of: key, pending: ["staging", "production"]) == "Test")
+            #expect(engine.actionProblem(.approve, on: key, environment: "Test", newerAttemptStored: false) == nil)
+            #expect(engine.actionProblem(.approve, on: key, environment: "staging", newerAttemptStored: false) != nil)
+        }
+    }
+
     // MARK: What a press shows
 
     @Test("a press is said on the card instead of the button; a refusal plans an alert; hostile text is made plain")

@@ -201,7 +201,7 @@ struct ActionEndToEndTests {
         await bridge.daemon.shutdown()
     }
 
-    static func waiting(_ script: RunScript, environment: String) -> [WebhookEvent] {
+    static func waiting(_ script: RunScript, environment: String?) -> [WebhookEvent] {
         let id = script.firstJobID
         return [
             script.run("requested", at: 0), script.run("in_progress", at: 1),
@@ -257,6 +257,76 @@ struct ActionEndToEndTests {
         #expect(bridge.github.actions.last?.body?["state"] == "rejected")
         #expect(bridge.github.actions.last?.body?["environment_ids"] == [90])
         #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    /// The approve and reject URLs of the newest notification, once one with them came.
+    static func reviewButtons(_ bridge: Bridge, count: Int) async throws -> (approve: String, reject: String) {
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == count })
+        let actions = try #require(bridge.pushward.acceptedNotifications.last?.body["actions"]?.arrayValue)
+        #expect(actions.map { $0["id"] } == ["approve", "reject"])
+        return (try #require(actions[0]["url"]?.stringValue), try #require(actions[1]["url"]?.stringValue))
+    }
+
+    @Test(
+        "GitHub's waiting delivery names no environment: in either order with the one that does, the button approves that one"
+    )
+    func reviewWithoutDeployment() async throws {
+        let bridge = try Bridge()
+        let pending = "/repos/acme/widgets/actions/runs/12/pending_deployments"
+        // The waiting delivery first, as GitHub sends it (no `deployment`): the environment is
+        // GitHub's only pending one, asked before the notification goes.
+        // A hostile name (an environment's admin chooses it): bidi, emoji, long.
+        let hostile = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀 " + String(repeating: "x", count: 200)
+        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 12, [.init(id: 11, name: hostile)])
+        let first = Self.script(12)
+        bridge.deliver(Self.waiting(first, environment: nil))
+        let early = try await Self.reviewButtons(bridge, count: 1)
+        #expect(bridge.github.requests.contains { $0.method == "GET" && $0.path == pending })
+        bridge.deliver([first.job(first.firstJobID + 1, "deploy", "waiting", createdAt: 21, environment: hostile)])
+        #expect(try await bridge.press(early.approve).status == 200)
+        #expect(bridge.github.actions.last?.body?["environment_ids"] == [11])
+        #expect(bridge.github.actions.last?.body?["state"] == "approved")
+        #expect(try bridge.actions(runID: 12).map(\.environment) == [hostile])
+
+        // The named delivery first, then GitHub's waiting one: the name stays, and of the two
+        // environments waiting only the named one is rejected.
+        bridge.github.setPendingDeployments(
+            repository: "acme/widgets", runID: 13, [.init(id: 21, name: "staging"), .init(id: 22, name: "production")])
+        let second = Self.script(13)
+        let id = second.firstJobID + 1
+        bridge.deliver(Array(Self.waiting(second, environment: "production").dropLast()))
+        bridge.deliver([
+            second.job(id, "deploy", "waiting", createdAt: 21, environment: "production"),
+            second.job(id, "deploy", "waiting", createdAt: 21),
+        ])
+        let late = try await Self.reviewButtons(bridge, count: 2)
+        #expect(try await bridge.press(late.reject).status == 200)
+        #expect(bridge.github.actions.last?.body?["environment_ids"] == [22], "never staging too")
+        #expect(bridge.github.actions.last?.body?["state"] == "rejected")
+        #expect(try await bridge.press(late.approve).status == 404, "the other answer is spent with it")
+        #expect(bridge.github.actions.count == 2)
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("several environments wait and no delivery names the job's: the notification goes without review buttons")
+    func reviewAmbiguous() async throws {
+        let bridge = try Bridge()
+        bridge.github.setPendingDeployments(
+            repository: "acme/widgets", runID: 14, [.init(id: 11, name: "staging"), .init(id: 22, name: "production")])
+        bridge.deliver(Self.waiting(Self.script(14), environment: nil))
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
+        let alert = try #require(bridge.pushward.acceptedNotifications.first?.body)
+        #expect(alert["actions"] == nil, "a button would approve a guess")
+        #expect(alert["title"] != nil, "the review is still said")
+        #expect(bridge.logs.all.contains { $0.contains("goes without Approve and Reject") })
+        let stored = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        let reviews = try stored.connection.query(
+            "SELECT count(*) FROM action_tokens WHERE action IN ('approve', 'reject')"
+        ) { $0.int(0) ?? 0 }
+        #expect(reviews == [0], "no token without a known environment")
+        #expect(bridge.github.actions.isEmpty)
         await bridge.daemon.shutdown()
     }
 

@@ -2,6 +2,7 @@ import BridgeCore
 import BridgeStore
 import BridgeTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// `action_tokens` and `actions`: a token is live until it is spent or expires, spending one
@@ -11,13 +12,16 @@ import Testing
 @Suite("action store", .onEachEngine)
 struct ActionStoreTests {
     let database: BridgeDatabase
+    /// Where `database` is: a second connection (another instance's) opens the same one.
+    let location: DatabaseLocation
     static let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
 
     init() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "action-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = try TestStore.open(in: directory.path)
+        location = try TestStore.location(in: directory.path)
+        database = try BridgeDatabase(location: location)
     }
 
     static func binding(
@@ -72,6 +76,106 @@ struct ActionStoreTests {
         #expect(try live("approve-stag"), "another environment's review")
     }
 
+    /// A token minted under `selector` with a hash of its own (not derived from the selector, as
+    /// `mint` does), so a test can press it with the right secret or a wrong one.
+    func mintHashed(_ selector: String, _ binding: ActionBinding) throws -> Data {
+        let hash = Data(SHA256.digest(Array("secret of \(selector)".utf8)))
+        try database.write { try $0.insertActionToken(selector: selector, verifierHash: hash, binding: binding) }
+        return hash
+    }
+
+    @Test(
+        "spending is one conditional update: the first press gets the binding, a second, a forged or a late one nothing"
+    )
+    func conditionalSpend() throws {
+        let binding = Self.binding(.approve, environment: "prod \u{202E}«東京» 👩‍🚀")
+        let hash = try mintHashed("approve-0001", binding)
+        var wrong = hash
+        wrong[0] ^= 1
+        #expect(
+            try database.write { try $0.spendActionToken(selector: "approve-0001", verifierHash: wrong, at: 1_001) }
+                == nil)
+        #expect(try live("approve-0001"), "a wrong secret spends nothing")
+        #expect(
+            try database.write { try $0.spendActionToken(selector: "approve-9999", verifierHash: hash, at: 1_001) }
+                == nil)
+        let spent = try database.write {
+            try $0.spendActionToken(selector: "approve-0001", verifierHash: hash, at: 1_002)
+        }
+        #expect(spent == binding, "the row comes back from the update itself")
+        #expect(try !live("approve-0001"))
+        #expect(
+            try database.write { try $0.spendActionToken(selector: "approve-0001", verifierHash: hash, at: 1_003) }
+                == nil)
+        let late = try mintHashed("cancel-00001", Self.binding(.cancel, ttl: 10))
+        #expect(
+            try database.write { try $0.spendActionToken(selector: "cancel-00001", verifierHash: late, at: 1_010) }
+                == nil)
+        let used = try database.store.query(
+            "SELECT selector, used_at FROM action_tokens ORDER BY selector"
+        ) { "\($0.string(0) ?? "")=\($0.double(1).map { String(Int($0)) } ?? "-")" }
+        #expect(
+            used == ["approve-0001=1002", "cancel-00001=-"], "the first spend's time stays; the late one is unused")
+    }
+
+    @Test("two connections spending one token at the same moment, 10 rounds: exactly one gets it each round")
+    func concurrentSpend() async throws {
+        let other = try BridgeDatabase(location: location)
+        if case .sqlite = location {
+            // The second connection waits for the first's write lock, as a second process would.
+            try database.setBusyTimeout(milliseconds: 5_000)
+            try other.setBusyTimeout(milliseconds: 5_000)
+        }
+        nonisolated(unsafe) let connections = [database, other]
+        for round in 0..<10 {
+            let selector = "round-\(String(format: "%06d", round))"
+            let hash = try mintHashed(
+                selector, Self.binding(.rerun, run: RunKey(repository: "acme/widgets", runID: 100 + round, attempt: 1)))
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            let results = Mutex<[ActionBinding?]>([])
+            for index in 0..<2 {
+                group.enter()
+                Thread.detachNewThread {
+                    start.wait()
+                    let spent = try? connections[index].write {
+                        try $0.spendActionToken(selector: selector, verifierHash: hash, at: 1_001)
+                    }
+                    results.withLock { $0.append(spent ?? nil) }
+                    group.leave()
+                }
+            }
+            start.signal()
+            start.signal()
+            group.wait()
+            let answers = results.withLock { $0 }
+            #expect(answers.count == 2)
+            #expect(answers.compactMap { $0 }.count == 1, "round \(round): \(answers)")
+        }
+    }
+
+    @Test("at start an instance marks only its own cut-off presses interrupted, and those recorded before names")
+    func interruptOwnOnly() throws {
+        func press(_ instance: String?, at time: UnixTime) throws -> Int64 {
+            try database.write {
+                try $0.insertAction(
+                    Self.binding(.cancel), person: "octocat", state: .requested, detail: nil, instance: instance,
+                    at: time)
+            }
+        }
+        let mine = try press("host-a 127.0.0.1:8080", at: 1_010)
+        let theirs = try press("host-b 127.0.0.1:8080", at: 1_011)
+        let unnamed = try press(nil, at: 1_012)
+        let cut = try database.write {
+            try $0.interruptRequestedActions(recordedBy: "host-a 127.0.0.1:8080", at: 1_100)
+        }
+        #expect(Set(cut.map(\.id)) == [mine, unnamed])
+        #expect(try database.requestedActions().map(\.id) == [theirs], "another instance may be asking GitHub now")
+        #expect(try database.requestedActions().first?.instance == "host-b 127.0.0.1:8080")
+        let rest = try database.write { try $0.interruptRequestedActions(recordedBy: nil, at: 1_200) }
+        #expect(rest.map(\.id) == [theirs], "a single instance (SQLite) takes every one")
+    }
+
     @Test("the newest live token's expiry, for re-issuing a shown button past half its life")
     func newestExpiry() throws {
         #expect(try database.liveTokenExpiry(.cancel, run: Self.run, at: 1_001) == nil)
@@ -100,7 +204,7 @@ struct ActionStoreTests {
                 detail: "the attempt has ended", at: 1_030)
         }
         #expect(try database.requestedActions().map(\.id) == [cut])
-        let interrupted = try database.write { try $0.interruptRequestedActions(at: 1_100) }
+        let interrupted = try database.write { try $0.interruptRequestedActions(recordedBy: nil, at: 1_100) }
         #expect(interrupted.map(\.id) == [cut])
         #expect(try database.requestedActions().isEmpty)
 

@@ -30,7 +30,7 @@ struct QueryPlanTests {
     /// The public methods of `queryFiles` that write (each on the primary key or an append).
     static let writers: Set<String> = [
         "insert", "recordDuplicate", "startAlertAttempt", "finishAlertAttempt", "recordSweep", "recordRecoveryRequest",
-        "recordGivenUp", "insertActionToken", "spendActionTokens", "insertAction", "finishAction",
+        "recordGivenUp", "insertActionToken", "spendActionToken", "spendActionTokens", "insertAction", "finishAction",
         "interruptRequestedActions", "pruneActionTokens", "pruneActions", "saveWidget",
     ]
 

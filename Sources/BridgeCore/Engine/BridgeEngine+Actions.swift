@@ -32,8 +32,13 @@ extension BridgeEngine {
             return state.completion == nil ? nil : "the attempt has ended"
         case .approve, .reject:
             guard state.completion == nil else { return "the attempt has ended" }
+            // A review answers one named environment; a button without one (minted before names
+            // were required) would have answered every pending deployment.
+            guard let environment, !environment.isEmpty else { return "the button names no environment" }
+            // A job whose deliveries never named its environment may wait on this one: the name
+            // came from GitHub's own list, which the press asks again before it acts.
             let waiting = state.jobs.values.contains { job in
-                job.isWaiting && (environment.map { job.waitingEnvironment == $0 } ?? true)
+                job.isWaiting && (job.waitingEnvironment == environment || job.waitingEnvironment?.isEmpty != false)
             }
             return waiting ? nil : "no job waits for that review any more"
         }
@@ -51,6 +56,26 @@ extension BridgeEngine {
     /// The environment a review button of the run answers: the first waiting job's.
     public func waitingEnvironment(of key: RunKey) -> String? {
         runs[key]?.workflowJobs.first(where: \.isWaiting)?.waitingEnvironment
+    }
+
+    /// The one environment a review button of `key` may be minted for, nil when none may: the
+    /// first environment a waiting job's delivery named (its `deployment` object), else, when no
+    /// delivery named one, the only environment in GitHub's pending-deployments answer
+    /// (`pending`: the names it listed, nil when it was not or could not be asked). Several
+    /// pending and none named: no button, since nothing says which one the job waits on, and a
+    /// button approves exactly one. An empty name never gets a button.
+    public func reviewEnvironment(of key: RunKey, pending: [String]?) -> String? {
+        guard let jobs = runs[key]?.workflowJobs.filter(\.isWaiting), !jobs.isEmpty else { return nil }
+        if let named = jobs.lazy.compactMap(\.waitingEnvironment).first(where: { !$0.isEmpty }) { return named }
+        let listed = Set((pending ?? []).filter { !$0.isEmpty })
+        return listed.count == 1 ? listed.first : nil
+    }
+
+    /// Whether minting a review button for `key` needs GitHub's pending deployments: a job waits
+    /// and no delivery named the environment.
+    public func reviewNeedsPendingDeployments(_ key: RunKey) -> Bool {
+        runs[key]?.completion == nil && reviewEnvironment(of: key, pending: nil) == nil
+            && runs[key]?.workflowJobs.contains(where: \.isWaiting) == true
     }
 
     /// Whether a newer attempt of `key`'s run is known: a re-run button of an older one is dead.

@@ -7,9 +7,11 @@ import WebhookServer
 /// `POST /actions/{token}` on the webhook listener: a button pressed on a phone.
 ///
 /// The request is not signed (it comes from the phone, with exactly what the button carries), so
-/// the token is the whole authority: `BridgeService.press` finds it live and spends it, checks the
-/// run still allows the action, and records the press; then this asks GitHub, once, and records
-/// the answer. Anything else about the request (headers, body) is ignored.
+/// the token is the whole authority: `BridgeService.press` spends it in one conditional update
+/// (so of two presses at once, on one instance or two, exactly one goes on), checks the run still
+/// allows the action, and records the press; then this asks GitHub, once, and records the answer.
+/// A review approves or rejects the one environment its token names. Anything else about the
+/// request (headers, body) is ignored.
 public struct ActionDesk: Sendable {
     public var service: BridgeService
     public var client: GitHubAPIClient
@@ -74,24 +76,25 @@ public struct ActionDesk: Sendable {
             case .cancel:
                 try await client.cancel(repository: run.repository, runID: run.runID)
             case .approve, .reject:
+                // Exactly the environment the token was minted for, by its id in GitHub's list
+                // now: never the other deployments the run waits on.
+                guard let environment = press.binding.environment, !environment.isEmpty else {
+                    return (nil, "the button names no environment; nothing was asked")
+                }
                 let pending = try await client.pendingDeployments(repository: run.repository, runID: run.runID)
-                let wanted = pending.filter { deployment in
-                    press.binding.environment.map { $0.isEmpty || deployment.environmentName == $0 } ?? true
+                guard let deployment = pending.first(where: { $0.environmentName == environment }) else {
+                    return (nil, "GitHub lists no deployment of this run to \(environment) waiting for review")
                 }
-                guard !wanted.isEmpty else {
-                    return (nil, "GitHub lists no deployment of this run waiting for review")
-                }
-                guard wanted.allSatisfy(\.canApprove) else {
+                guard deployment.canApprove else {
                     return (
                         nil,
-                        "the GitHub credential's user may not review deployments to "
-                            + wanted.map(\.environmentName).joined(separator: ", ")
+                        "the GitHub credential's user may not review deployments to \(environment)"
                             + " (use the token of a required reviewer)"
                     )
                 }
                 let verb = press.binding.kind == .approve ? "Approved" : "Rejected"
                 try await client.reviewDeployments(
-                    repository: run.repository, runID: run.runID, environmentIDs: wanted.map(\.environmentID),
+                    repository: run.repository, runID: run.runID, environmentIDs: [deployment.environmentID],
                     approve: press.binding.kind == .approve,
                     comment: "\(verb) from a phone (\(press.person)) through pushward-bridge")
             }

@@ -45,6 +45,8 @@ public enum ActionSummary {
             "github_status": record.githubStatus.map { .number(Double($0)) } ?? .null,
             "detail": record.detail.map { .string($0) } ?? .null,
             "finished_at": record.finishedAt.map { .string(GitHubTimestamp.format($0)) } ?? .null,
+            // Which instance asked GitHub: with several, the one whose log says the rest.
+            "instance": record.instance.map { .string($0) } ?? .null,
         ]
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 
 /// A button's capability: 33 random bytes as 44 base64url characters. The first 12 (9 bytes) are
 /// the selector the store looks the token up by; the other 32 (24 bytes, 192 bits) are the secret,
-/// of which only a SHA-256 is stored and compared in constant time. So the lookup's timing says
-/// nothing about the secret, and a copy of the database presses nothing.
+/// of which only a SHA-256 is stored. A press's spend matches the selector and that digest in one
+/// conditional update (`BridgeDatabase.spendActionToken`): digests are what is compared, so the
+/// comparison's timing says nothing about the secret, and a copy of the database presses nothing.
 struct ActionToken: Sendable, Equatable {
     static let selectorCharacters = 12
     static let length = ActionTokenPath.tokenLength
@@ -37,15 +38,6 @@ struct ActionToken: Sendable, Equatable {
     init(selector: String, verifier: String) {
         self.selector = selector
         self.verifier = verifier
-    }
-
-    /// Whether `hash` is this token's verifier hash, compared without an early exit.
-    func matches(_ hash: Data) -> Bool {
-        let mine = Array(verifierHash)
-        let theirs = Array(hash)
-        var difference = UInt8(mine.count == theirs.count ? 0 : 1)
-        for index in 0..<min(mine.count, theirs.count) { difference |= mine[index] ^ theirs[index] }
-        return difference == 0
     }
 
     private static func base64URL(_ bytes: [UInt8]) -> String {

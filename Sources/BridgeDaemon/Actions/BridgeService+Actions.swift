@@ -68,28 +68,65 @@ extension BridgeService {
         return request
     }
 
+    /// Whether arming `alert` needs GitHub's pending deployments first (`Dispatcher` asks them):
+    /// it carries a review button and no delivery named the environment its job waits on.
+    public func reviewNeedsPendingDeployments(_ alert: AlertRecord, body: JSONValue) -> Bool {
+        guard let actions = configuration.actions, let list = body["actions"]?.arrayValue else { return false }
+        let asksReview = list.contains { action in
+            action["url"]?.stringValue.flatMap(actions.kind(ofPlaceholder:)).map { $0 == .approve || $0 == .reject }
+                ?? false
+        }
+        guard asksReview else { return false }
+        _ = try? engine.actionSubject(alert.run, history: StoreHistory(database))
+        return engine.reviewNeedsPendingDeployments(alert.run)
+    }
+
     /// An alert's body as it goes on the wire: each action's placeholder URL replaced by a fresh
-    /// token bound to the run (and, for a review, the environment it waits on).
-    public func armed(_ alert: AlertRecord, body: JSONValue, at now: UnixTime) -> JSONValue {
+    /// token bound to the run and, for a review, to the one environment it answers
+    /// (`BridgeEngine.reviewEnvironment`, with `pending`: the environments GitHub listed as
+    /// waiting, when it was asked). Without a known environment the review's actions are left
+    /// off: a token bound to none could only answer 404, or approve something nobody named.
+    public func armed(_ alert: AlertRecord, body: JSONValue, pending: [String]? = nil, at now: UnixTime) -> JSONValue {
         guard let actions = configuration.actions, var object = body.objectValue,
-            let list = object["actions"]?.arrayValue
+            let list = object["actions"]?.arrayValue, !list.isEmpty
         else { return body }
         _ = try? engine.actionSubject(alert.run, history: StoreHistory(database))
+        let environment = engine.reviewEnvironment(of: alert.run, pending: pending)
         var minted: [(ActionToken, ActionBinding)] = []
-        let armed = list.map { action -> JSONValue in
+        var armed: [JSONValue] = []
+        for action in list {
             guard var fields = action.objectValue,
                 let kind = fields["url"]?.stringValue.flatMap(actions.kind(ofPlaceholder:))
-            else { return action }
-            let environment = kind == .approve || kind == .reject ? engine.waitingEnvironment(of: alert.run) : nil
+            else {
+                armed.append(action)
+                continue
+            }
+            let review = kind == .approve || kind == .reject
+            if review && environment == nil { continue }
             let token = ActionToken.mint()
             minted.append(
-                (token, binding(kind, run: alert.run, environment: environment, surface: "alert \(alert.id)", at: now)))
+                (
+                    token,
+                    binding(
+                        kind, run: alert.run, environment: review ? environment : nil, surface: "alert \(alert.id)",
+                        at: now)
+                ))
             fields["url"] = .string(actions.publicURL + ActionSettings.pathPrefix + token.text)
-            return .object(fields)
+            armed.append(.object(fields))
         }
-        guard !minted.isEmpty else { return body }
+        if armed.count < list.count {
+            logger.warning(
+                "a review notification goes without Approve and Reject: no delivery named the environment its job waits on, and GitHub's pending deployments did not name exactly one",
+                [
+                    "run": .string(alert.run.description),
+                    "github.pending": pending.map { .array($0.map { .string($0) }) } ?? .null,
+                ])
+        }
         // Without their tokens the actions could only answer 404: the alert goes out without them.
-        object["actions"] = record(minted, at: now) ? .array(armed) : nil
+        if !minted.isEmpty, !record(minted, at: now) {
+            armed.removeAll { $0["url"]?.stringValue?.hasPrefix(actions.publicURL + ActionSettings.pathPrefix) == true }
+        }
+        object["actions"] = armed.isEmpty ? nil : .array(armed)
         return .object(object)
     }
 
@@ -113,10 +150,13 @@ extension BridgeService {
     }
 
     /// Commits the tokens; false (logged) when the store would not take them: the request then goes
-    /// without those buttons rather than with a token nothing knows.
+    /// without those buttons rather than with a token nothing knows. Only the leader mints (its
+    /// dispatcher sends), so the insert carries the fence like every leader write: a deposed
+    /// leader's tokens are never stored, and it steps down.
     private func record(_ minted: [(ActionToken, ActionBinding)], at now: UnixTime) -> Bool {
         do {
             try database.write { database in
+                try fence(database)
                 for (token, binding) in minted {
                     try database.insertActionToken(
                         selector: token.selector, verifierHash: token.verifierHash, binding: binding)
@@ -124,6 +164,9 @@ extension BridgeService {
             }
             metrics.add("action_tokens_minted_total", Double(minted.count))
             return true
+        } catch is LeadLost {
+            stepDown(because: "minting a button's token found another instance leading")
+            return false
         } catch {
             logger.error(
                 "could not record a button's token; the update goes out without the button",
@@ -134,6 +177,10 @@ extension BridgeService {
 
     // MARK: Pressing
 
+    /// What a press's transaction found: the token's binding, the run as it stands, why the
+    /// action no longer applies (nil: it does), who pressed, and the press's id in `actions`.
+    typealias SpentToken = (binding: ActionBinding, state: RunState?, problem: String?, presser: String, id: Int64)
+
     public enum PressAnswer: Sendable, Equatable {
         /// Unknown, used, expired, forged, or for a run where the action no longer makes sense:
         /// nothing was done, and the answer does not say which.
@@ -141,28 +188,16 @@ extension BridgeService {
         case accepted(ActionPress)
     }
 
-    /// A press of the button carrying `token`: the token is spent (with every copy bound to the
-    /// same action) and the press recorded before anything is asked of GitHub, so a replay, a
-    /// crash or a second copy can never ask twice.
+    /// A press of the button carrying `token`: the token is spent by one conditional update that
+    /// returns its binding (`spendActionToken`), every copy bound to the same action is spent with
+    /// it, and the press is recorded, all in one transaction, before anything is asked of GitHub.
+    /// So a replay, a crash, a second copy or the same token pressed at once on another instance
+    /// can never ask twice: the press whose update found the token unspent is the only one.
     func press(_ token: ActionToken, at now: UnixTime) -> PressAnswer {
         do {
-            guard let (binding, hash) = try database.liveActionToken(selector: token.selector, at: now),
-                token.matches(hash)
-            else {
+            guard let (binding, state, problem, presser, id) = try spend(token, at: now) else {
                 metrics.add("action_presses_total", labels: ["action": "unknown", "outcome": "not_found"])
                 return .notFound
-            }
-            let state = try engine.actionSubject(binding.run, history: StoreHistory(database))
-            let problem = engine.actionProblem(
-                binding.kind, on: binding.run, environment: binding.environment,
-                newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
-            let person = state.map { engine.recipient(of: $0).description } ?? nil
-            let presser = person ?? Self.unknownPresser
-            let id = try database.write { database in
-                try database.spendActionTokens(like: binding, at: now)
-                return try database.insertAction(
-                    binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,
-                    at: now)
             }
             var metadata = Self.metadata(binding, person: presser)
             guard problem == nil else {
@@ -184,6 +219,37 @@ extension BridgeService {
         } catch {
             logger.error("could not check a pressed button; nothing done", ["error": .string("\(error)")])
             return .notFound
+        }
+    }
+
+    /// The press's transaction: spends `token` (nil when it was not live), checks the run, spends
+    /// the token's copies and records the press. Two copies of one action pressed at once on two
+    /// instances each lock their own row first and then wait for the other's: PostgreSQL ends one
+    /// transaction to break that deadlock, and that press is tried once more, when it finds its
+    /// token spent by the other one's copies.
+    private func spend(_ token: ActionToken, at now: UnixTime) throws -> SpentToken? {
+        var tries = 0
+        while true {
+            do {
+                return try database.write { database -> SpentToken? in
+                    guard
+                        let binding = try database.spendActionToken(
+                            selector: token.selector, verifierHash: token.verifierHash, at: now)
+                    else { return nil }
+                    let state = try engine.actionSubject(binding.run, history: StoreHistory(database))
+                    let problem = engine.actionProblem(
+                        binding.kind, on: binding.run, environment: binding.environment,
+                        newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
+                    let presser = (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
+                    try database.spendActionTokens(like: binding, at: now)
+                    let id = try database.insertAction(
+                        binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,
+                        instance: instance, at: now)
+                    return (binding, state, problem, presser, id)
+                }
+            } catch let error as PostgresError where error.isDeadlock && tries == 0 {
+                tries += 1
+            }
         }
     }
 

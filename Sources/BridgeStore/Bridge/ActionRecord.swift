@@ -55,6 +55,8 @@ public struct ActionRecord: Sendable, Equatable {
     public var githubStatus: Int?
     public var detail: String?
     public var finishedAt: UnixTime?
+    /// The instance that recorded the press and asked GitHub (nil before instances were named).
+    public var instance: String?
 }
 
 /// `action_tokens` and `actions`: minting and spending tokens, and the audit. Every read is on a
@@ -77,7 +79,8 @@ extension BridgeDatabase {
             ])
     }
 
-    /// The live (unused, unexpired) token with `selector`: its binding and verifier hash.
+    /// The live (unused, unexpired) token with `selector`: its binding and verifier hash. A read
+    /// for inspection and tests only: a press spends with `spendActionToken`, never after a read.
     public func liveActionToken(selector: String, at now: UnixTime) throws -> (ActionBinding, Data)? {
         try store.queryOne(
             """
@@ -94,6 +97,32 @@ extension BridgeDatabase {
                 createdAt: row.double(7) ?? 0, expiresAt: row.double(8) ?? 0)
             return (binding, row.data(9) ?? Data())
         } ?? nil
+    }
+
+    /// Spends the live token with `selector` and `verifierHash` and returns its binding, in one
+    /// conditional update: nil when no such token is live (unknown, forged, expired, or spent by a
+    /// press that committed first). Two presses of one token, on one instance or on two sharing a
+    /// PostgreSQL database, both run this statement; the row lock makes the second wait for the
+    /// first's commit and then find `used_at` set, so exactly one gets the binding. No read comes
+    /// before it that a concurrent press could make stale.
+    ///
+    /// The hash is compared by the database: both sides are SHA-256 digests, so the comparison's
+    /// timing says nothing an attacker can use about the secret.
+    public func spendActionToken(selector: String, verifierHash: Data, at now: UnixTime) throws -> ActionBinding? {
+        try store.query(
+            """
+            UPDATE action_tokens SET used_at = ?
+            WHERE selector = ? AND verifier_hash = ? AND used_at IS NULL AND expires_at > ?
+            RETURNING action, repository, run_id, attempt, environment, recipient, surface, created_at, expires_at
+            """, [.real(now), .text(selector), .blob(verifierHash), .real(now)]
+        ) { row -> ActionBinding? in
+            guard let kind = ActionKind(rawValue: row.string(0) ?? "") else { return nil }
+            return ActionBinding(
+                kind: kind,
+                run: RunKey(repository: row.string(1) ?? "", runID: row.int(2) ?? 0, attempt: row.int(3) ?? 1),
+                environment: row.string(4), recipient: row.string(5), surface: row.string(6) ?? "",
+                createdAt: row.double(7) ?? 0, expiresAt: row.double(8) ?? 0)
+        }.first ?? nil
     }
 
     /// Spends every token bound to the same action on the same attempt and environment (a card
@@ -140,20 +169,24 @@ extension BridgeDatabase {
         ) { _ in true } ?? false
     }
 
-    /// Records a press, before anything is asked of GitHub; returns its id.
+    /// Records a press, before anything is asked of GitHub; returns its id. `instance` names the
+    /// instance asking GitHub (`BridgeService.instance`): only it marks the press `interrupted`
+    /// when it starts again.
     public func insertAction(
-        _ binding: ActionBinding, person: String, state: ActionRecord.State, detail: String?, at now: UnixTime
+        _ binding: ActionBinding, person: String, state: ActionRecord.State, detail: String?,
+        instance: String? = nil, at now: UnixTime
     ) throws -> Int64 {
         try store.insertReturningID(
             """
             INSERT INTO actions (action, repository, run_id, attempt, environment, person, surface, pressed_at, state,
-                detail, finished_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                detail, finished_at, instance)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(binding.kind.rawValue), .text(binding.run.repository), .int(binding.run.runID),
                 .int(binding.run.attempt), .string(binding.environment), .text(person), .text(binding.surface),
                 .real(now), .text(state.rawValue), .string(detail), state == .requested ? .null : .real(now),
+                .string(instance),
             ])
     }
 
@@ -174,16 +207,25 @@ extension BridgeDatabase {
             [.integer(Int64(limit))], Self.actionRecord)
     }
 
-    /// Presses still `requested`: at start these were cut off by a stop and become `interrupted`
-    /// (GitHub may or may not have done them; asking twice could do them twice). Few, and read once.
-    public func interruptRequestedActions(at now: UnixTime) throws -> [ActionRecord] {
-        let cut = try requestedActions()
-        try store.run(
-            """
+    /// Presses still `requested` that `instance` recorded: at its start these were cut off by its
+    /// stop and become `interrupted` (GitHub may or may not have done them; asking twice could do
+    /// them twice). Presses another instance recorded are left alone: on a shared database that
+    /// instance may be asking GitHub right now. Presses recorded before instances were named (no
+    /// `instance`) are anyone's. Nil `instance` takes every one: SQLite, whose one instance
+    /// recorded them all. Few, and read once.
+    public func interruptRequestedActions(recordedBy instance: String?, at now: UnixTime) throws -> [ActionRecord] {
+        let cut = try requestedActions().filter { instance == nil || $0.instance == nil || $0.instance == instance }
+        guard !cut.isEmpty else { return [] }
+        let update = """
             UPDATE actions SET state = 'interrupted', finished_at = ?,
                 detail = 'the bridge stopped before GitHub answered; not asked again'
             WHERE state = 'requested'
-            """, [.real(now)])
+            """
+        if let instance {
+            try store.run(update + " AND (instance IS NULL OR instance = ?)", [.real(now), .text(instance)])
+        } else {
+            try store.run(update, [.real(now)])
+        }
         return cut
     }
 
@@ -219,7 +261,7 @@ extension BridgeDatabase {
 
     static let actionColumns = """
         id, action, repository, run_id, attempt, environment, person, surface, pressed_at, state, github_status,
-        detail, finished_at
+        detail, finished_at, instance
         """
 
     static func actionRecord(_ row: StoreRow) -> ActionRecord {
@@ -228,6 +270,7 @@ extension BridgeDatabase {
             run: RunKey(repository: row.string(2) ?? "", runID: row.int(3) ?? 0, attempt: row.int(4) ?? 1),
             environment: row.string(5), person: row.string(6) ?? "", surface: row.string(7) ?? "",
             pressedAt: row.double(8) ?? 0, state: ActionRecord.State(rawValue: row.string(9) ?? "") ?? .requested,
-            githubStatus: row.int(10), detail: row.string(11), finishedAt: row.double(12))
+            githubStatus: row.int(10), detail: row.string(11), finishedAt: row.double(12),
+            instance: row.string(13))
     }
 }

@@ -389,5 +389,13 @@ public enum BridgeSchema {
                     ON CONFLICT (day) DO UPDATE SET acknowledged = acknowledged + 1;
                 END;
                 """),
+        // A press names the instance that recorded it and asks GitHub, so that at start an
+        // instance marks only its own cut-off presses `interrupted` (on PostgreSQL another
+        // instance's may be under way). Rows already there have none and stay anyone's.
+        Migration(
+            name: "name the instance that recorded a press",
+            sql: """
+                ALTER TABLE actions ADD COLUMN instance TEXT;
+                """),
     ]
 }

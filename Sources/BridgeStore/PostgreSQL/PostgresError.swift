@@ -32,6 +32,9 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
 
     /// A `UNIQUE` or primary key constraint rejected the row.
     public var isUniqueViolation: Bool { sqlState == "23505" }
+    /// The server broke a deadlock by ending this transaction (40P01): it rolled back, and may be
+    /// tried again.
+    public var isDeadlock: Bool { sqlState == "40P01" }
     /// The connection is gone or unusable (class `08`, an administrator's termination or shutdown,
     /// an idle session timed out, or libpq lost the socket): reconnect before anything else.
     public var isConnectionLost: Bool {

@@ -320,5 +320,12 @@ public enum PostgresSchema {
                     FOR EACH ROW WHEN (NEW.status BETWEEN 200 AND 299 AND NEW.method <> 'DELETE')
                     EXECUTE FUNCTION pushes_per_day_count();
                 """),
+        // As SQLite's "name the instance that recorded a press": here several instances really
+        // share the table, and one starting must leave the presses another is asking GitHub about.
+        Migration(
+            name: "name the instance that recorded a press",
+            sql: """
+                ALTER TABLE actions ADD COLUMN instance text;
+                """),
     ]
 }
