@@ -178,8 +178,9 @@ public final class Daemon: @unchecked Sendable {
         if let api = configuration.githubAPI, let client = githubClient {
             let recovery = GitHubRecovery(
                 client: client, service: service, settings: api, logger: logger, metrics: counters,
-                board: service.recovery, now: { Date().timeIntervalSince1970 })
-            if !api.hooks.isEmpty {
+                board: service.recovery, now: { Date().timeIntervalSince1970 },
+                webhookURL: configuration.publicURL.map { $0 + "/webhook" })
+            if !api.hooks.isEmpty || configuration.publicURL != nil {
                 services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
             }
             services.append(

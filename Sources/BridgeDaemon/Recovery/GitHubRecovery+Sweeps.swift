@@ -15,6 +15,7 @@ extension GitHubRecovery {
     /// The sweeps, until cancelled.
     func sweepUntilCancelled() async {
         var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
+        var found: (hooks: [GitHubAPISettings.Hook], at: Double)?
         while !Task.isCancelled {
             // Several instances on PostgreSQL: the leader sweeps; the others would only spend the
             // API allowance asking for the same redeliveries again. A follower looks every second
@@ -26,7 +27,7 @@ extension GitHubRecovery {
             }
             var missed = 0
             var pause = Double(settings.sweepInterval)
-            for hook in settings.hooks where service.mayStartRequest() {
+            for hook in await hooksToSweep(&found) where service.mayStartRequest() {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))

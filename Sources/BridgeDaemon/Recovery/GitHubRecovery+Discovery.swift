@@ -1,0 +1,61 @@
+import BridgeCore
+import Foundation
+import GitHubClient
+
+/// Finding the hooks to sweep when `github.api.hooks` is left out and `public_url` is set: the
+/// hooks that post to `<public_url>/webhook` (what `github hooks` creates), in the repositories
+/// the bridge has runs of and in their owners, should those be organisations.
+extension GitHubRecovery {
+    /// How many of the most recent runs name the repositories looked in.
+    static let discoveryRuns = 500
+    /// How often the hooks found are looked for again (each sweep while none was found).
+    static let rediscoveryInterval: Double = 3_600
+
+    /// The hooks to sweep this round: the configured ones, else those `discover` found, looked
+    /// for again after `rediscoveryInterval` (at every sweep while there is none yet).
+    func hooksToSweep(_ found: inout (hooks: [GitHubAPISettings.Hook], at: Double)?) async -> [GitHubAPISettings.Hook] {
+        guard settings.hooks.isEmpty else { return settings.hooks }
+        if let found, !found.hooks.isEmpty, now() - found.at < Self.rediscoveryInterval { return found.hooks }
+        let hooks = await discover()
+        found = (hooks, now())
+        return hooks
+    }
+
+    /// Every hook posting to the bridge's webhook URL among the repositories of the last
+    /// `discoveryRuns` runs and their owners. A 403 or 404 there is no failure: a user's account
+    /// has no organisation hooks, and a token may administer some repositories and not others.
+    func discover() async -> [GitHubAPISettings.Hook] {
+        guard let url = webhookURL else { return [] }
+        let repositories = await service.recentRepositories(runs: Self.discoveryRuns)
+        var owners = repositories.compactMap(HookOwner.init(repository:))
+        var accounts: [String] = []
+        for owner in owners where !accounts.contains(owner.account) { accounts.append(owner.account) }
+        owners += accounts.compactMap(HookOwner.init(organization:))
+        var found: [GitHubAPISettings.Hook] = []
+        for owner in owners where service.mayStartRequest() {
+            do {
+                for hook in try await client.hooks(of: owner) where hook.url == url {
+                    found.append(owner.hook(id: hook.id))
+                }
+            } catch {
+                switch error {
+                case .forbidden, .notFound:
+                    continue
+                default:
+                    blocked(
+                        by: error, hint: "the bridge's hooks are looked for again at the next sweep",
+                        ["github.hooks": .string(owner.description)])
+                    return found
+                }
+            }
+        }
+        let names = found.map(\.description)
+        if names != board.current.discoveredHooks {
+            board.update { $0.discoveredHooks = names }
+            logger.notice(
+                "found the hooks that post to the bridge's URL; their delivery logs are swept",
+                ["github.hooks": .array(names.map { .string($0) }), "github.hook_url": .string(url)])
+        }
+        return found
+    }
+}
