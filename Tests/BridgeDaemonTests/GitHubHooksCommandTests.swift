@@ -134,11 +134,14 @@ struct GitHubHooksCommandTests {
         defer { listener.stop() }
         setup.github.setWebhookURL("http://127.0.0.1:\(listener.port)/webhook")
         setup.github.hookStore.add(owner: Self.repository, id: 1, url: Self.hookURL, secret: Self.secret)
-        #expect(setup.github.deliver(event: "workflow_run", body: Data(#"{"action": "requested"}"#.utf8)) == 202)
+        // The log's action comes from the payload: whoever names things in the repository chose it.
+        let hostile = #"{"action": "requested\u001b[2J\u202e\u0000"}"#
+        #expect(setup.github.deliver(event: "workflow_run", body: Data(hostile.utf8)) == 202)
         let right = try await setup.run(["--repo", "acme/widgets", "--check"])
         #expect(right.status == 0, "\(right.stdout) \(right.stderr)")
         #expect(right.stdout.contains("problems: none"))
-        #expect(right.stdout.contains("workflow_run.requested  202"))
+        #expect(right.stdout.contains(#"workflow_run.requested\u{1B}[2J\u{202E}\u{00}  202"#), "\(right.stdout)")
+        #expect(!right.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" || $0 == "\0" })
         let json = try #require(try await setup.run(["--repo", "acme/widgets", "--check", "--json"]).json)
         #expect(json["result"] == "checked" && json["ok"] == true)
         #expect(json["deliveries"]?.arrayValue?.first?["status_code"] == 202)
@@ -244,6 +247,17 @@ struct GitHubHooksCommandTests {
         let noAPI = try Self.setup(withAPI: false)
         let refused = try await noAPI.run(["--repo", "acme/widgets"])
         #expect(refused.status == 78 && refused.stderr.contains("github.api"))
+        let noSecret = try setup.directory.write(
+            "no-secret.json",
+            #"{"public_url": "\#(Self.publicURL)", "github": {"api": {"url": "\#(setup.github.baseURL)", "token": "\#(Self.token)"}}}"#
+        )
+        let secretless = try await BridgeProcess.run(
+            ["github", "hooks", "--config", noSecret, "--repo", "acme/widgets"], in: setup.directory)
+        #expect(secretless.status == 78 && secretless.stderr.contains("github.webhook_secrets"))
+        let checkOnly = try await BridgeProcess.run(
+            ["github", "hooks", "--config", noSecret, "--repo", "acme/widgets", "--check"], in: setup.directory)
+        #expect(checkOnly.status == 1, "--check needs no secret: \(checkOnly.stderr)")
+        #expect(checkOnly.stdout.contains("no hook posts to \(Self.hookURL)"))
         #expect(try await setup.run([]).status == 64)
         #expect(try await setup.run(["--repo", "acme/widgets", "--org", "acme"]).status == 64)
         #expect(try await setup.run(["--repo", "acme/../x"]).status == 64)
