@@ -8,24 +8,33 @@ import GitHubClient
 extension GitHubRecovery {
     /// How many of the most recent runs name the repositories looked in.
     static let discoveryRuns = 500
-    /// How often the hooks found are looked for again (each sweep while none was found).
+    /// How often the hooks are looked for again: each look costs two requests per repository
+    /// (a 404 is not cached by an ETag), which every sweep would spend too fast.
     static let rediscoveryInterval: Double = 3_600
 
+    /// What the last look found, when, and whether there was anywhere to look.
+    struct Discovery {
+        var hooks: [GitHubAPISettings.Hook]
+        var at: Double
+        var lookedAnywhere: Bool
+    }
+
     /// The hooks to sweep this round: the configured ones, else those `discover` found, looked
-    /// for again after `rediscoveryInterval` (at every sweep while there is none yet).
-    func hooksToSweep(_ found: inout (hooks: [GitHubAPISettings.Hook], at: Double)?) async -> [GitHubAPISettings.Hook] {
+    /// for again after `rediscoveryInterval`, and at every sweep while the bridge had no run of
+    /// any repository to look in (a fresh start: its first runs name them).
+    func hooksToSweep(_ last: inout Discovery?) async -> [GitHubAPISettings.Hook] {
         guard settings.hooks.isEmpty else { return settings.hooks }
-        if let found, !found.hooks.isEmpty, now() - found.at < Self.rediscoveryInterval { return found.hooks }
-        let hooks = await discover()
-        found = (hooks, now())
-        return hooks
+        if let last, last.lookedAnywhere, now() - last.at < Self.rediscoveryInterval { return last.hooks }
+        last = await discover()
+        return last?.hooks ?? []
     }
 
     /// Every hook posting to the bridge's webhook URL among the repositories of the last
     /// `discoveryRuns` runs and their owners. A 403 or 404 there is no failure: a user's account
     /// has no organisation hooks, and a token may administer some repositories and not others.
-    func discover() async -> [GitHubAPISettings.Hook] {
-        guard let url = webhookURL else { return [] }
+    func discover() async -> Discovery {
+        let started = now()
+        guard let url = webhookURL else { return Discovery(hooks: [], at: started, lookedAnywhere: true) }
         let repositories = await service.recentRepositories(runs: Self.discoveryRuns)
         var owners = repositories.compactMap(HookOwner.init(repository:))
         var accounts: [String] = []
@@ -45,7 +54,7 @@ extension GitHubRecovery {
                     blocked(
                         by: error, hint: "the bridge's hooks are looked for again at the next sweep",
                         ["github.hooks": .string(owner.description)])
-                    return found
+                    return Discovery(hooks: found, at: started, lookedAnywhere: false)
                 }
             }
         }
@@ -56,6 +65,6 @@ extension GitHubRecovery {
                 "found the hooks that post to the bridge's URL; their delivery logs are swept",
                 ["github.hooks": .array(names.map { .string($0) }), "github.hook_url": .string(url)])
         }
-        return found
+        return Discovery(hooks: found, at: started, lookedAnywhere: !owners.isEmpty)
     }
 }

@@ -15,7 +15,7 @@ extension GitHubRecovery {
     /// The sweeps, until cancelled.
     func sweepUntilCancelled() async {
         var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
-        var found: (hooks: [GitHubAPISettings.Hook], at: Double)?
+        var found: Discovery?
         while !Task.isCancelled {
             // Several instances on PostgreSQL: the leader sweeps; the others would only spend the
             // API allowance asking for the same redeliveries again. A follower looks every second
