@@ -69,4 +69,13 @@ struct RecoveryHookDiscoveryTests {
         #expect(!paths.contains("/repos/acme/widgets/hooks/9/deliveries"))
         #expect(github.hookStore.writes.isEmpty, "recovery only reads hooks")
     }
+
+    @Test("no hooks listed: the start warns that missed deliveries stay lost, unless public_url lets it find them")
+    func warning() throws {
+        let api = #""github": {"api": {"token": "ghp_x"}}"#
+        let without = try BridgeConfiguration(json: Data("{\(api)}".utf8))
+        #expect(ConfigurationLoader.servingWarnings(without).contains { $0.contains("github.api lists no hooks") })
+        let with = try BridgeConfiguration(json: Data(#"{"public_url": "https://hooks.example.com", \#(api)}"#.utf8))
+        #expect(!ConfigurationLoader.servingWarnings(with).contains { $0.contains("github.api lists no hooks") })
+    }
 }
