@@ -381,6 +381,9 @@ public final class Daemon: @unchecked Sendable {
             needsRestart.append("body limits")
         }
         if new.database != configuration.database { needsRestart.append("database") }
+        // The format is chosen with the logger, at start; the URL is what recovery looks for then.
+        if new.logFormat != configuration.logFormat { needsRestart.append("log_format") }
+        if new.publicURL != configuration.publicURL { needsRestart.append("public_url") }
         if new.webhookSecrets != configuration.webhookSecrets { needsRestart.append("github.webhook_secrets") }
         if new.apiKey != configuration.apiKey || new.pushwardURL != configuration.pushwardURL {
             needsRestart.append("pushward")

@@ -82,4 +82,31 @@ struct LogFormatTests {
         logger.notice("hello", ["k": "v"])
         #expect(lines.all == ["2025-12-06T05:46:40.250Z NOTICE  hello k=v"])
     }
+
+    @Test("a reload names log_format and public_url as needing a restart: both are taken at start")
+    func reloadNeedsRestart() async throws {
+        let directory = try ScratchDirectory()
+        let lines = LineLog()
+        let configuration = try BridgeConfiguration(
+            json: Data(
+                """
+                {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory.path("b.sqlite"))",
+                 "github": {"webhook_secrets": ["log-format-secret-0123456789"]}}
+                """.utf8))
+        let daemon = try Daemon.start(
+            configuration: configuration, logger: Logger(label: "test", sink: { lines.append($0) }))
+        var changed = configuration
+        changed.logFormat = "text"
+        changed.publicURL = "https://hooks.example.com"
+        let new = changed
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                daemon.reload(new)
+                continuation.resume()
+            }
+        }
+        await daemon.shutdown()
+        let line = try #require(lines.all.first { $0.contains("reloaded the configuration") })
+        #expect(try JSONValue(parsing: Data(line.utf8))["needs_restart"] == ["log_format", "public_url"])
+    }
 }
