@@ -26,6 +26,16 @@ extension BridgeService {
         }
     }
 
+    /// The repositories of the last `runs` runs, the most recent first (none when the store
+    /// cannot be read: recovery looks again at its next sweep).
+    func recentRepositories(runs: Int) -> [String] {
+        var seen: [String] = []
+        for listing in (try? database.listRuns(limit: runs)) ?? [] where !seen.contains(listing.key.repository) {
+            seen.append(listing.key.repository)
+        }
+        return seen
+    }
+
     func examinedThrough(hook: String) -> UnixTime? {
         (try? database.examinedThrough(hook: hook)) ?? nil
     }

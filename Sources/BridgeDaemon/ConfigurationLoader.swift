@@ -188,7 +188,7 @@ public enum ConfigurationLoader {
     /// (an HMAC with an empty key is anyone's to compute); a whitespace-only or short one is a
     /// slip of the same kind. The example's placeholder is public, so it passes only while the
     /// webhook listener is on loopback, where `make run` uses it.
-    static func secretProblem(_ secret: String, listen: String) -> String? {
+    public static func secretProblem(_ secret: String, listen: String) -> String? {
         if secret.isEmpty {
             return "is empty: anyone could sign a delivery with it; set the secret of your GitHub webhook"
         }
@@ -213,10 +213,11 @@ public enum ConfigurationLoader {
             warnings.append(
                 "github.webhook_secrets is still the example's placeholder: fine on a laptop, never for a real hook")
         }
-        if let api = configuration.githubAPI, api.hooks.isEmpty {
+        if let api = configuration.githubAPI, api.hooks.isEmpty, configuration.publicURL == nil {
             warnings.append(
                 "github.api lists no hooks: runs that stop hearing from GitHub are looked up, but deliveries GitHub "
-                    + "failed to send are not asked for again; list the webhook in github.api.hooks")
+                    + "failed to send are not asked for again; list the webhook in github.api.hooks, or set public_url "
+                    + "to sweep the hooks that post to <public_url>/webhook")
         }
         return warnings
     }
@@ -249,6 +250,8 @@ public enum ConfigurationLoader {
             "listen": .string(configuration.listen), "admin_listen": .string(configuration.adminListen),
             "admin_hosts": .array(configuration.adminHosts.map { .string($0) }),
             "admin_token": configuration.adminToken.map(mask) ?? .null, "log_level": .string(configuration.logLevel),
+            "log_format": configuration.logFormat.map { .string($0) } ?? .string("(text on a terminal, else json)"),
+            "public_url": configuration.publicURL.map { .string($0) } ?? .null,
             "database": .string(DatabaseLocation.redacting(configuration.database)),
             "github": [
                 "webhook_secrets": .array(configuration.webhookSecrets.map(mask)),

@@ -189,8 +189,9 @@ public final class Daemon: @unchecked Sendable {
             let recovery = GitHubRecovery(
                 client: FencedGitHub(client: client, fence: service.leaderFence), service: service, settings: api,
                 logger: logger, metrics: counters,
-                board: service.recovery, now: { Date().timeIntervalSince1970 })
-            if !api.hooks.isEmpty {
+                board: service.recovery, now: { Date().timeIntervalSince1970 },
+                webhookURL: configuration.publicURL.map { $0 + "/webhook" })
+            if !api.hooks.isEmpty || configuration.publicURL != nil {
                 services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
             }
             services.append(
@@ -415,6 +416,9 @@ public final class Daemon: @unchecked Sendable {
             needsRestart.append("body limits")
         }
         if new.database != configuration.database { needsRestart.append("database") }
+        // The format is chosen with the logger, at start; the URL is what recovery looks for then.
+        if new.logFormat != configuration.logFormat { needsRestart.append("log_format") }
+        if new.publicURL != configuration.publicURL { needsRestart.append("public_url") }
         if new.webhookSecrets != configuration.webhookSecrets { needsRestart.append("github.webhook_secrets") }
         if new.apiKey != configuration.apiKey || new.pushwardURL != configuration.pushwardURL {
             needsRestart.append("pushward")

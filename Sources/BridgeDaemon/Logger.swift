@@ -1,8 +1,9 @@
 import BridgeCore
 import Foundation
 
-/// Structured logs: one JSON object per line on stderr (journald keeps it as is), a constant
-/// message and dotted metadata keys (`github.delivery`, `run.id`, `activity.slug`).
+/// Structured logs: one line each on stderr, a constant message and dotted metadata keys
+/// (`github.delivery`, `run.id`, `activity.slug`); a JSON object (journald keeps it as is) or
+/// `time level message key=value …` text for a terminal (`LogFormat`).
 ///
 /// Libraries take a logger; only the executable builds one. Secrets and payload bodies are never
 /// passed to it.
@@ -22,12 +23,14 @@ public struct Logger: Sendable {
     private let level: LevelSetting
     private let sink: Sink
     private let clock: @Sendable () -> Date
+    public let format: LogFormat
 
     public init(
         label: String, minimumLevel: Level = .info, sink: @escaping Sink = Logger.standardError,
-        clock: @escaping @Sendable () -> Date = Date.init
+        clock: @escaping @Sendable () -> Date = Date.init, format: LogFormat = .json
     ) {
         self.label = label
+        self.format = format
         self.level = LevelSetting(minimumLevel)
         self.sink = sink
         self.clock = clock
@@ -45,12 +48,7 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: StaticString, _ metadata: [String: JSONValue] = [:]) {
         guard level >= minimumLevel else { return }
-        var object = metadata
-        object["ts"] = .string(Self.timestamp(clock()))
-        object["level"] = .string(level.rawValue)
-        object["logger"] = .string(label)
-        object["msg"] = .string("\(message)")
-        sink(JSONValue.object(object).canonicalString)
+        sink(format.line(time: clock(), level: level, label: label, message: "\(message)", metadata: metadata))
     }
 
     public func debug(_ message: StaticString, _ metadata: [String: JSONValue] = [:]) { log(.debug, message, metadata) }

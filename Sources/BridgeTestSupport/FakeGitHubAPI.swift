@@ -81,6 +81,11 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
     public private(set) var port = 0
+    /// The repositories' and organisations' webhooks (`…/hooks`), kept as GitHub keeps them.
+    public let hookStore = FakeHookStore()
+    /// The prefix an Enterprise Server's API lives under: requests may carry it (`baseURL` +
+    /// this is such a server's `https://HOST/api/v3`) and are answered as without it.
+    public static let enterprisePrefix = "/api/v3"
 
     public init(
         hookPath: String = "/repos/acme/widgets/hooks/1", secret: String, credentials: Credentials,
@@ -214,17 +219,19 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     // MARK: Answering the API
 
     private func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let path = request.path
+        let enterprise = request.path.hasPrefix(Self.enterprisePrefix + "/")
+        let path = enterprise ? String(request.path.dropFirst(Self.enterprisePrefix.count)) : request.path
         let credential = credentialKind(request)
-        let response = answer(request, path: path, credential: credential)
+        let response = answer(
+            request, path: path, credential: credential, base: baseURL + (enterprise ? Self.enterprisePrefix : ""))
         lock.withLock {
             received.append(
-                Received(method: request.method, path: path, credential: credential, status: response.status))
+                Received(method: request.method, path: request.path, credential: credential, status: response.status))
         }
         return response
     }
 
-    private func answer(_ request: HTTPRequest, path: String, credential: String) -> HTTPResponse {
+    private func answer(_ request: HTTPRequest, path: String, credential: String, base: String) -> HTTPResponse {
         guard credential != "none", credential != "invalid" else {
             return message(401, "Bad credentials")
         }
@@ -238,7 +245,10 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             }
         }
         let etagged = request.method == "GET"
-        let response = route(request, path: path)
+        let response =
+            path.hasPrefix(hookPath + "/deliveries")
+            ? route(request, path: path)
+            : hookStore.answer(request, path: path, linkBase: base) ?? route(request, path: path)
         if etagged, response.status == 200 {
             let etag = "W/\"" + SHA256.hex(Array(SHA256.digest(Array(response.body)).prefix(8))) + "\""
             if request.header("If-None-Match") == etag {

@@ -246,7 +246,7 @@ public actor GitHubAPIClient {
         var link: String?
     }
 
-    private func call(
+    func call(
         _ method: String, _ path: String, as owner: Owner, body: Data? = nil, gate: SendGate? = nil
     ) async throws(Failure) -> Answer {
         let authorization = try await self.authorization(for: owner, gate: gate)
@@ -426,9 +426,18 @@ public actor GitHubAPIClient {
         return nil
     }
 
-    /// GitHub's `message` in an error body, cut short; the status alone when there is none.
+    /// GitHub's `message` in an error body, with the `message` (or `code` and `field`) of each
+    /// of its `errors` (what a 422 "Validation Failed" says was wrong), cut short.
     static func message(in body: Data) -> String {
-        let message = (try? JSONValue(parsing: body))?["message"]?.stringValue ?? "no message"
+        let document = try? JSONValue(parsing: body)
+        var message = document?["message"]?.stringValue ?? "no message"
+        let details = (document?["errors"]?.arrayValue ?? []).compactMap { error in
+            error["message"]?.stringValue
+                ?? error["code"]?.stringValue.map { code in
+                    error["field"]?.stringValue.map { "\($0) \(code)" } ?? code
+                }
+        }
+        if !details.isEmpty { message += " (" + details.joined(separator: "; ") + ")" }
         return String(message.prefix(300))
     }
 

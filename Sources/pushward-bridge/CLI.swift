@@ -21,6 +21,8 @@ enum CLI {
           render FILE... [--config PATH]   print the PushWard requests recorded deliveries would make
           replay FILE... --url URL --secret S [--delay MS]
                                            sign and post recorded deliveries to a running bridge
+          github hooks (--repo OWNER/NAME | --org ORG) [--url URL] [--check] [--json]
+                                           create or fix the GitHub webhook the bridge needs
           version                          print the version
 
         Run 'pushward-bridge <command> --help' for a command's options.
@@ -109,6 +111,7 @@ enum CLI {
         case "deliveries": return DeliveriesCommand.run(rest)
         case "replay": return ReplayCommand.run(rest)
         case "explain": return ExplainCommand.run(rest)
+        case "github": return GitHubHooksCommand.dispatch(rest)
         case "version", "--version":
             print("pushward-bridge \(version)")
             return .success

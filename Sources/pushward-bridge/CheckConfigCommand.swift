@@ -3,6 +3,10 @@ import BridgeDaemon
 import BridgeStore
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `check-config [--config PATH] [--database PATH]`: validates configuration and secrets, prints
 /// the effective settings with secrets masked, and where the month's push budget stands.
 enum CheckConfigCommand {
@@ -10,8 +14,9 @@ enum CheckConfigCommand {
         Usage: pushward-bridge check-config [--config PATH] [--database PATH]
 
         Validates the configuration (file, PUSHWARD_* environment, *_FILE secrets and systemd
-        credentials) and prints the effective settings as JSON, secrets masked. Exit 0 when `serve`
-        would start, 78 with a message naming the key when not.
+        credentials) and prints the effective settings as JSON, secrets masked (indented on a
+        terminal, one line otherwise). Exit 0 when `serve` would start, 78 with a message naming
+        the key when not.
 
         With an API key and pushward.budget not unlimited, it asks PushWard once (GET /auth/me, 5 s
         at most) and adds a `budget` object: updates used, the limit, when the count resets, the
@@ -45,7 +50,8 @@ enum CheckConfigCommand {
             }
             described = .object(members)
         }
-        print(described.canonicalString)
+        // Indented for a person at a terminal; one line for a script or a pipe.
+        print(isatty(STDOUT_FILENO) == 1 ? described.indentedString() : described.canonicalString)
         let problems = ConfigurationLoader.servingProblems(configuration)
         for problem in problems { CLI.error("configuration: \(problem)") }
         if configuration.apiKey == nil { CLI.error("note: no PushWard API key, serve would run in dry-run mode") }

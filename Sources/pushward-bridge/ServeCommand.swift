@@ -13,6 +13,9 @@ enum ServeCommand {
 
         The configuration is --config PATH, else ./config.json, else /etc/pushward-bridge/config.json;
         PUSHWARD_* environment variables override it. Stops cleanly on SIGTERM or SIGINT.
+
+        Logs go to standard error: `time level message key=value …` lines when it is a terminal,
+        one JSON object a line otherwise (journald); "log_format": "text" or "json" forces either.
         """
 
     static func run(_ arguments: [String]) -> ExitCode {
@@ -33,7 +36,9 @@ enum ServeCommand {
             return .configuration
         }
         let level = Logger.Level(rawValue: configuration.logLevel) ?? .info
-        let logger = Logger(label: "pushward-bridge", minimumLevel: level)
+        let logger = Logger(
+            label: "pushward-bridge", minimumLevel: level, format: LogFormat.chosen(configured: configuration.logFormat)
+        )
         for warning in ConfigurationLoader.servingWarnings(configuration) {
             logger.warning("configuration warning", ["warning": .string(warning)])
         }

@@ -14,6 +14,15 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var adminHosts: [String] = []
     /// `debug`, `info`, `notice`, `warning` or `error`.
     public var logLevel = "info"
+    /// `log_format`: `text` or `json`, or nil (the default) for `serve` to choose: text lines when
+    /// standard error is a terminal (a person reads them), JSON objects otherwise (journald,
+    /// collectors).
+    public var logFormat: String?
+    public static let logFormats = ["text", "json"]
+    /// `public_url` (or the older `actions.public_url`): where GitHub and phones reach the webhook
+    /// listener, without a trailing `/`. `github hooks` points the hook at `<public_url>/webhook`,
+    /// recovery finds the hooks that post there, and buttons post to `<public_url>/actions/…`.
+    public var publicURL: String?
     /// An SQLite file's path or a `postgresql://` URI, as configured; `databaseLocation()` says which.
     public var database = "var/pushward-bridge.sqlite"
     public var webhookSecrets: [String] = []
@@ -120,6 +129,17 @@ public struct BridgeConfiguration: Sendable, Equatable {
                     key: "log_level", problem: "must be one of \(Self.logLevels.joined(separator: ", "))")
             }
             logLevel = level
+        }
+        if let format = try reader.string("log_format") {
+            guard Self.logFormats.contains(format) else {
+                throw ConfigurationError(
+                    key: "log_format",
+                    problem: "must be \"text\" or \"json\" (unset: text on a terminal, JSON otherwise)")
+            }
+            logFormat = format
+        }
+        if let url = try reader.string("public_url") {
+            publicURL = try Self.publicURL(url, key: "public_url")
         }
         database = try reader.string("database") ?? database
         _ = try DatabaseLocation(parsing: database)
@@ -244,7 +264,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
             try section.finish()
         }
         if var section = try reader.section("actions") {
-            actions = try Self.actions(&section)
+            actions = try Self.actions(&section, publicURL: publicURL)
+            publicURL = actions?.publicURL
             try section.finish()
             if githubAPI == nil {
                 throw ConfigurationError(
@@ -363,21 +384,42 @@ public struct BridgeConfiguration: Sendable, Equatable {
         return RoutingSettings(members: members, groups: groups, tags: tags, fallback: fallback)
     }
 
-    /// The `actions` section: `public_url` (required), `token_ttl`, `require_authentication`, `rules`.
-    static func actions(_ reader: inout Reader) throws(ConfigurationError) -> ActionSettings {
-        guard let url = try reader.string("public_url"), !url.isEmpty else {
+    /// A `public_url` as configured, checked and without a trailing `/`: `https://` (plain
+    /// `http://` only to a loopback host), no query or fragment since paths are appended to it.
+    static func publicURL(_ url: String, key: String) throws(ConfigurationError) -> String {
+        guard !url.isEmpty else {
             throw ConfigurationError(
-                key: reader.key("public_url"),
-                problem: "is required: the address where phones reach the webhook listener, such as "
-                    + "https://hooks.example.com (buttons post to <public_url>/actions/<token>)")
+                key: key, problem: "is empty: set the address where GitHub and phones reach the webhook listener")
         }
         if let problem = apiURLProblem(url, example: "https://hooks.example.com", secret: "each button's token") {
-            throw ConfigurationError(key: reader.key("public_url"), problem: problem)
+            throw ConfigurationError(key: key, problem: problem)
         }
         if let components = URLComponents(string: url), components.query != nil || components.fragment != nil {
             throw ConfigurationError(
+                key: key, problem: "must not have a query or a fragment: /webhook and /actions/<token> are appended")
+        }
+        return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+
+    /// The `actions` section: `public_url` (the top-level one, else the section's: required
+    /// in one place; in both, they must agree), `token_ttl`, `require_authentication`, `rules`.
+    static func actions(_ reader: inout Reader, publicURL topLevel: String?) throws(ConfigurationError)
+        -> ActionSettings
+    {
+        let own = try reader.string("public_url").map { url throws(ConfigurationError) in
+            try publicURL(url, key: reader.key("public_url"))
+        }
+        if let own, let topLevel, own != topLevel {
+            throw ConfigurationError(
                 key: reader.key("public_url"),
-                problem: "must not have a query or a fragment: /actions/<token> is appended")
+                problem: "is \(own) but public_url is \(topLevel): they name the same address; set public_url "
+                    + "only (actions.public_url is the older spelling of it)")
+        }
+        guard let url = topLevel ?? own else {
+            throw ConfigurationError(
+                key: reader.key("public_url"),
+                problem: "is required: the address where phones reach the webhook listener, such as "
+                    + "https://hooks.example.com (buttons post to <public_url>/actions/<token>); set public_url")
         }
         var settings = ActionSettings(publicURL: url)
         settings.tokenTTL =

@@ -31,6 +31,10 @@ struct FencedGitHub: Sendable {
         try await client.jobs(repository: repository, runID: runID, attempt: attempt, gate: fence.gate())
     }
 
+    func hooks(of owner: HookOwner) async throws(GitHubAPIClient.Failure) -> [WebhookHook] {
+        try await client.hooks(of: owner, gate: fence.gate())
+    }
+
     /// What GitHub last said of the credential's hourly allowance.
     var rateLimit: GitHubAPIClient.RateLimit? {
         get async { await client.rateLimit }

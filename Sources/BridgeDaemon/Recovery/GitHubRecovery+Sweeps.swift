@@ -15,6 +15,7 @@ extension GitHubRecovery {
     /// The sweeps, until cancelled.
     func sweepUntilCancelled() async {
         var pacing = Pacing(perMinute: settings.maxRedeliveriesPerMinute)
+        var found: Discovery?
         while !Task.isCancelled {
             // Several instances on PostgreSQL: the leader sweeps; the others would only spend the
             // API allowance asking for the same redeliveries again. A follower looks every second
@@ -27,7 +28,7 @@ extension GitHubRecovery {
             var missed = 0
             var pause = Double(settings.sweepInterval)
             var withheld = false
-            for hook in settings.hooks where !withheld && service.mayStartRequest() {
+            for hook in await hooksToSweep(&found) where !withheld && service.mayStartRequest() {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))

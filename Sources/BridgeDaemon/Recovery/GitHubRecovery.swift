@@ -14,6 +14,8 @@ struct GitHubRecovery: Sendable {
     let metrics: Metrics
     let board: RecoveryBoard
     let now: @Sendable () -> Double
+    /// `<public_url>/webhook`: with no `hooks` configured, recovery sweeps the hooks posting there.
+    var webhookURL: String? = nil
 }
 
 extension GitHubRecovery {

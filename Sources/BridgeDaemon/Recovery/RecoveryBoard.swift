@@ -15,6 +15,8 @@ public final class RecoveryBoard: @unchecked Sendable {
         public var rateLimitLimit: Int?
         /// What stops recovery now, in words a person can act on; nil while it works.
         public var problem: String?
+        /// The hooks found by their URL (`github.api.hooks` left out), as configured names.
+        public var discoveredHooks: [String] = []
     }
 
     private let lock = NSLock()

@@ -1,0 +1,158 @@
+import BridgeCore
+import BridgeDaemon
+import Foundation
+import GitHubClient
+
+/// `github hooks (--repo OWNER/NAME | --org ORG) [--config PATH] [--url URL] [--check] [--json]`:
+/// makes the repository's or organisation's webhook what the bridge needs, with `github.api`'s
+/// token or App, so nobody clicks it together by hand: created when missing, fixed where it is
+/// wrong (and only there), left alone when right. `--check` only reads and reports.
+enum GitHubHooksCommand {
+    static let help = """
+        Usage: pushward-bridge github hooks (--repo OWNER/NAME | --org ORG) [--config PATH] [--url URL]
+                                            [--check] [--json]
+
+        Makes the webhook of a repository (--repo) or organisation (--org) post what the bridge
+        reads to URL (--url, else <public_url>/webhook), with github.api's token or GitHub App:
+          - no hook posts to URL: creates one (active, events workflow_job and workflow_run,
+            content type json, the first of github.webhook_secrets, TLS verified);
+          - the hook is inactive, lacks one of the two events, posts a form, skips TLS checks or
+            has no secret: fixes just that, keeping its other events (a fix of content type, TLS
+            or secret sends the first webhook secret again, since GitHub replaces the whole config);
+          - the hook is right: writes nothing and says so.
+
+        --check writes nothing: it reports the hook, its problems and its recent deliveries, and
+        exits 1 when there is a problem (no hook, one of the above, or a most recent delivery
+        that failed). --json prints one JSON object (see the README) instead of sentences.
+
+        Exit 0 when the hook is right (or was made right), 1 on a problem or when GitHub refused
+        (a 403 or 404 names the permission the credential needs), 64 on a wrong command line,
+        78 when the configuration lacks github.api, a secret or a URL.
+        """
+
+    /// `github <subcommand>`: only `hooks` so far.
+    static func dispatch(_ arguments: [String]) -> ExitCode {
+        guard let subcommand = arguments.first else { return CLI.usage("github needs a subcommand: hooks", help: help) }
+        if subcommand == "--help" || subcommand == "-h" {
+            print(help)
+            return .success
+        }
+        guard subcommand == "hooks" else { return CLI.usage("unknown github subcommand \(subcommand)", help: help) }
+        return run(Array(arguments.dropFirst()))
+    }
+
+    /// What the command was asked to do, once the command line and configuration are read.
+    struct Request {
+        var owner: HookOwner
+        var url: String
+        var secret: String?
+        var check: Bool
+        var json: Bool
+    }
+
+    static func run(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        switch CLI.parse(arguments, valued: ["config", "repo", "org", "url"], flags: ["check", "json"], help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
+        }
+        guard parsed.positionals.isEmpty else { return CLI.usage("github hooks takes no arguments", help: help) }
+        let owner: HookOwner
+        switch (parsed.options["repo"], parsed.options["org"]) {
+        case (let repository?, nil):
+            guard let value = HookOwner(repository: repository) else {
+                return CLI.usage("--repo \(repository) is not OWNER/NAME", help: help)
+            }
+            owner = value
+        case (nil, let organization?):
+            guard let value = HookOwner(organization: organization) else {
+                return CLI.usage("--org \(organization) is not an organisation name", help: help)
+            }
+            owner = value
+        default:
+            return CLI.usage("give either --repo OWNER/NAME or --org ORG", help: help)
+        }
+        let configuration: BridgeConfiguration
+        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
+        case .success(let loaded): configuration = loaded
+        case .failure(let code): return code
+        }
+        let check = parsed.flags.contains("check")
+        let client: GitHubAPIClient
+        let request: Request
+        switch prepare(configuration, owner: owner, url: parsed.options["url"], check: check) {
+        case .success(let prepared):
+            client = prepared.client
+            request = Request(
+                owner: owner, url: prepared.url, secret: prepared.secret, check: check,
+                json: parsed.flags.contains("json"))
+        case .failure(let code): return code
+        }
+        let outcome = CheckConfigCommand.blocking { await HookReport.make(request, client: client) }
+        guard let outcome else { return .failure }
+        print(request.json ? outcome.json.canonicalString : outcome.text)
+        if let failure = outcome.failure { CLI.error(failure) }
+        return outcome.succeeded ? .success : .failure
+    }
+
+    /// The client, the URL and the secret, or exit 78 (64 for a bad --url) naming what is missing.
+    static func prepare(_ configuration: BridgeConfiguration, owner: HookOwner, url: String?, check: Bool)
+        -> Result<(client: GitHubAPIClient, url: String, secret: String?), ExitCode>
+    {
+        guard let api = configuration.githubAPI else {
+            CLI.error(
+                "configuration: github.api: github hooks calls GitHub with github.api's token or App; add the "
+                    + "section (see the README's recovery section)")
+            return .failure(.configuration)
+        }
+        let credential: GitHubAPIClient.Credential
+        switch api.credential {
+        case .token(let token)?:
+            credential = .token(token)
+        case .app(let id, let file)?:
+            do throws(ConfigurationError) {
+                credential = .app(id: id, key: try ConfigurationLoader.appKey(file: file))
+            } catch {
+                CLI.error("configuration: \(error.description)")
+                return .failure(.configuration)
+            }
+        case nil:
+            CLI.error(
+                "configuration: github.api: no credential to call GitHub with: set token (or PUSHWARD_GITHUB_TOKEN), "
+                    + "or app_id with private_key_file")
+            return .failure(.configuration)
+        }
+        let hookURL: String
+        if let url {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+                ["https", "http"].contains(scheme), !(components.host ?? "").isEmpty
+            else {
+                return .failure(CLI.usage("--url \(url) is not an absolute http(s):// URL", help: help))
+            }
+            hookURL = url
+        } else if let publicURL = configuration.publicURL {
+            hookURL = publicURL + "/webhook"
+        } else {
+            CLI.error(
+                "configuration: public_url: not set, and no --url given: set public_url to the address where GitHub "
+                    + "reaches the webhook listener (the hook posts to <public_url>/webhook)")
+            return .failure(.configuration)
+        }
+        var secret: String?
+        if !check {
+            guard let first = configuration.webhookSecrets.first else {
+                CLI.error(
+                    "configuration: github.webhook_secrets: no webhook secret configured: the hook must sign with one "
+                        + "(or set PUSHWARD_WEBHOOK_SECRETS)")
+                return .failure(.configuration)
+            }
+            if let problem = ConfigurationLoader.secretProblem(first, listen: configuration.listen) {
+                CLI.error("configuration: github.webhook_secrets[0]: \(problem)")
+                return .failure(.configuration)
+            }
+            secret = first
+        }
+        let client = GitHubAPIClient(baseURL: api.url, credential: credential, version: CLI.version)
+        return .success((client, hookURL, secret))
+    }
+}
