@@ -78,6 +78,9 @@ public enum PayloadEncoder {
             "actor": run.actor.map { ["login": .string($0)] } ?? .null,
             "triggering_actor": run.triggeringActor.map { ["login": .string($0)] } ?? .null,
             "head_commit": run.commitTitle.map { ["message": .string($0)] } ?? .null,
+            "head_repository": run.headRepository.map { name in
+                ["full_name": .string(name), "id": run.headRepositoryID.map { .number(Double($0)) } ?? .null]
+            } ?? .null,
         ]
     }
 

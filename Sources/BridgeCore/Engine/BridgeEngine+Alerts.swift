@@ -86,11 +86,13 @@ extension BridgeEngine {
         return kinds.map(actionSettings.notificationAction)
     }
 
-    /// Whether the newest earlier decisive run of the workflow on the run's branch failed.
+    /// Whether the newest earlier decisive run of the workflow on the run's branch failed. A fork's
+    /// branch is its own (`historyBranch`), so a fork's success never answers the repository's
+    /// failure; a run of unknown origin fixes nothing.
     private func fixesFailure<Provider: HistoryProvider>(_ key: RunKey, state: RunState, provider: Provider)
         throws(Provider.Failure) -> Bool
     {
-        guard let workflow = state.workflowName, let branch = state.headBranch else { return false }
+        guard let workflow = state.workflowName, let branch = state.historyBranch else { return false }
         let previous = try previousDecisiveConclusion(
             key, workflow: workflow, branch: branch, before: state.run?.updatedAt ?? state.lastChangeAt,
             provider: provider)
