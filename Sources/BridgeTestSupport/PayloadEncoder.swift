@@ -64,8 +64,9 @@ public enum PayloadEncoder {
         ]
     }
 
+    /// `head_repository` only when the run names one: the scripted runs' recorded bodies predate it.
     static func run(_ run: WorkflowRun) -> JSONValue {
-        [
+        var object: [String: JSONValue] = [
             "id": .number(Double(run.id)), "run_attempt": .number(Double(run.runAttempt)),
             "run_number": run.runNumber.map { .number(Double($0)) } ?? .null,
             "workflow_id": run.workflowID.map { .number(Double($0)) } ?? .null, "name": optional(run.name),
@@ -78,10 +79,13 @@ public enum PayloadEncoder {
             "actor": run.actor.map { ["login": .string($0)] } ?? .null,
             "triggering_actor": run.triggeringActor.map { ["login": .string($0)] } ?? .null,
             "head_commit": run.commitTitle.map { ["message": .string($0)] } ?? .null,
-            "head_repository": run.headRepository.map { name in
-                ["full_name": .string(name), "id": run.headRepositoryID.map { .number(Double($0)) } ?? .null]
-            } ?? .null,
         ]
+        if let head = run.headRepository {
+            object["head_repository"] = [
+                "full_name": .string(head), "id": run.headRepositoryID.map { .number(Double($0)) } ?? .null,
+            ]
+        }
+        return .object(object)
     }
 
     static func optional(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }

@@ -22,8 +22,9 @@ public struct RunScript: Sendable {
     /// Who pushed (`actor`, and `triggering_actor` too), and the head commit's title.
     public var actor = "octocat"
     public var commitTitle = "Fix the build"
-    /// `head_repository.full_name`: nil for the repository itself; another name makes every run
-    /// delivery a fork's (jobs carry no head repository, as on GitHub).
+    /// `head_repository.full_name`: nil sends none (a `push` run is then the repository's own, and
+    /// the scripts' recorded bodies stay as they were); another name makes every run delivery a
+    /// fork's (jobs carry no head repository, as on GitHub).
     public var headRepository: String?
     /// What triggered the run (`push`, `pull_request`, `pull_request_target`, …).
     public var event = "push"
@@ -65,7 +66,7 @@ public struct RunScript: Sendable {
                     status: status, conclusion: conclusion, htmlURL: repository.htmlURL! + "/actions/runs/\(runID)",
                     runStartedAt: start, createdAt: start, updatedAt: start + offset, actor: actor,
                     triggeringActor: actor, commitTitle: commitTitle,
-                    headRepository: headRepository ?? repository.fullName),
+                    headRepository: headRepository),
                 repository: repository))
     }
 

@@ -86,6 +86,7 @@ struct ForkTests {
         let job = script.job(100, "deploy", "queued", createdAt: 1)
         #expect(Self.state(job)?.origin == .unknown)
         script.headRepository = nil
+        script.event = "push"
         var engine = BridgeEngine()
         _ = engine.receive(job, at: 1, history: RunHistory())
         _ = engine.receive(script.run("requested", at: 0), at: 2, history: RunHistory())
@@ -184,6 +185,7 @@ struct ForkTests {
         #expect(!widget.follows(jobOnly) && !opted.follows(jobOnly))
         var base = payload.jobs
         base.headRepository = nil
+        base.event = "push"
         let baseState = try #require(Self.state(base.run("requested", at: 0)))
         #expect(widget.follows(baseState))
     }

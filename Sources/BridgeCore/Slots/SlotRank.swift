@@ -19,8 +19,10 @@ public enum SlotRank: Int, Sendable, Comparable, Codable, CaseIterable {
         let jobs = state.workflowJobs
         if !endFrameShown, jobs.contains(where: \.failed) { return .failing }
         if state.completion == nil, jobs.contains(where: \.isWaiting) { return .waiting }
-        // A fork's `main` is a name its author chose, not the repository's default branch.
-        if state.origin.isBase, let branch = state.headBranch, let defaultBranch = state.repository.defaultBranch,
+        // A fork's `main` is a name its author chose, not the repository's default branch. A run
+        // of unknown origin ranks as it always did: the rank only orders cards.
+        if state.origin.forkName == nil, let branch = state.headBranch,
+            let defaultBranch = state.repository.defaultBranch,
             branch == defaultBranch
         {
             return .defaultBranch
