@@ -418,3 +418,35 @@ struct ForkTests {
         #expect(NotificationContract.violations(alert.body).isEmpty)
     }
 }
+
+extension ForkTests {
+    @Test("a job that waits before its run is known: the review is asked once the run says it is the repository's own")
+    func reviewWaitsForTheOrigin() throws {
+        var engine = Self.engine()
+        var script = RunScript(runID: 1, workflow: "Deploy prod")
+        script.event = "push"
+        let early = AlertTests.play(
+            [
+                script.job(100, "deploy", "queued", createdAt: 1),
+                script.job(100, "deploy", "waiting", createdAt: 1, environment: "production"),
+            ], on: &engine)
+        #expect(early.isEmpty, "no question before the run's origin is known")
+        let later = AlertTests.play([script.run("requested", at: 0)], on: &engine)
+        let review = try #require(later.first)
+        #expect(later.map(\.reason) == [.waiting])
+        #expect(review.body["actions"]?.arrayValue?.map { $0["id"] } == ["approve", "reject"])
+        let state = try #require(engine.runs[RunKey(repository: "acme/widgets", runID: 1, attempt: 1)])
+        #expect(engine.offers(for: state) == [.cancel, .approve, .reject, .rerun])
+
+        // The same order for a fork's run: nothing, before or after.
+        var fork = Self.engine()
+        let jobs = ForkRunPayload(runID: 2).jobs
+        var alerts = AlertTests.play(
+            [
+                jobs.job(200, "deploy", "queued", createdAt: 1),
+                jobs.job(200, "deploy", "waiting", createdAt: 1, environment: "production"),
+            ], on: &fork)
+        alerts += AlertTests.play([try ForkRunPayload(runID: 2).event("requested")], on: &fork)
+        #expect(alerts.isEmpty)
+    }
+}
