@@ -181,6 +181,9 @@ struct ForkTests {
         let forkState = try #require(Self.state(try payload.event("requested")))
         #expect(!widget.follows(forkState))
         #expect(opted.follows(forkState))
+        let content = WidgetContent.content(
+            for: forkState, plan: StepPlanner.plan(for: forkState), end: nil, icon: "hammer")
+        #expect(content["subtitle"]?.stringValue?.hasPrefix("main · from mallory/rocket · ") == true)
         let jobOnly = try #require(Self.state(payload.jobs.job(100, "build", "queued", createdAt: 1)))
         #expect(!widget.follows(jobOnly) && !opted.follows(jobOnly))
         var base = payload.jobs
