@@ -306,6 +306,7 @@ public enum ConfigurationLoader {
                         "slug": .string(widget.slug), "name": .string(widget.name),
                         "repositories": globs(widget.repositories), "workflows": globs(widget.workflows),
                         "branches": globs(widget.branches), "stale_after": .number(Double(widget.staleAfter)),
+                        "forks": .bool(widget.forks),
                     ]
                 }),
         ]
@@ -359,7 +360,7 @@ public enum ConfigurationLoader {
                         "when": .array(rule.when.sorted().map { .string($0.rawValue) }),
                         "repositories": globs(rule.repositories), "workflows": globs(rule.workflows),
                         "branches": globs(rule.branches), "events": globs(rule.events), "actors": globs(rule.actors),
-                        "level": .string(rule.level.rawValue),
+                        "level": .string(rule.level.rawValue), "forks": .bool(rule.forks),
                     ]
                 })
         ]

@@ -64,8 +64,9 @@ public enum PayloadEncoder {
         ]
     }
 
+    /// `head_repository` only when the run names one: the scripted runs' recorded bodies predate it.
     static func run(_ run: WorkflowRun) -> JSONValue {
-        [
+        var object: [String: JSONValue] = [
             "id": .number(Double(run.id)), "run_attempt": .number(Double(run.runAttempt)),
             "run_number": run.runNumber.map { .number(Double($0)) } ?? .null,
             "workflow_id": run.workflowID.map { .number(Double($0)) } ?? .null, "name": optional(run.name),
@@ -79,6 +80,12 @@ public enum PayloadEncoder {
             "triggering_actor": run.triggeringActor.map { ["login": .string($0)] } ?? .null,
             "head_commit": run.commitTitle.map { ["message": .string($0)] } ?? .null,
         ]
+        if let head = run.headRepository {
+            object["head_repository"] = [
+                "full_name": .string(head), "id": run.headRepositoryID.map { .number(Double($0)) } ?? .null,
+            ]
+        }
+        return .object(object)
     }
 
     static func optional(_ text: String?) -> JSONValue { text.map { .string($0) } ?? .null }

@@ -22,6 +22,12 @@ public struct RunScript: Sendable {
     /// Who pushed (`actor`, and `triggering_actor` too), and the head commit's title.
     public var actor = "octocat"
     public var commitTitle = "Fix the build"
+    /// `head_repository.full_name`: nil sends none (a `push` run is then the repository's own, and
+    /// the scripts' recorded bodies stay as they were); another name makes every run delivery a
+    /// fork's (jobs carry no head repository, as on GitHub).
+    public var headRepository: String?
+    /// What triggered the run (`push`, `pull_request`, `pull_request_target`, …).
+    public var event = "push"
     public var runID: Int
     public var attempt: Int
     public var runNumber: Int
@@ -56,10 +62,11 @@ public struct RunScript: Sendable {
                 action: action,
                 run: WorkflowRun(
                     id: runID, runAttempt: attempt, runNumber: runNumber, workflowID: 7, name: workflow,
-                    path: ".github/workflows/ci.yml", headBranch: branch, headSHA: "abc123", event: "push",
+                    path: ".github/workflows/ci.yml", headBranch: branch, headSHA: "abc123", event: event,
                     status: status, conclusion: conclusion, htmlURL: repository.htmlURL! + "/actions/runs/\(runID)",
                     runStartedAt: start, createdAt: start, updatedAt: start + offset, actor: actor,
-                    triggeringActor: actor, commitTitle: commitTitle),
+                    triggeringActor: actor, commitTitle: commitTitle,
+                    headRepository: headRepository),
                 repository: repository))
     }
 

@@ -27,7 +27,8 @@ struct RunStateRoundTripTests {
             pullRequests: [
                 PullRequestReference(number: 7, htmlURL: "https://github.com/acme/widgets/pull/7"),
                 PullRequestReference(number: 8, htmlURL: "https://github.com/acme/widgets/pull/8"),
-            ], actor: "octo\u{200B}cat", triggeringActor: "hubot", commitTitle: "Fix 🐛 in \"parser\"")
+            ], actor: "octo\u{200B}cat", triggeringActor: "hubot", commitTitle: "Fix 🐛 in \"parser\"",
+            headRepository: "mal\"lory/rocket\u{202E}", headRepositoryID: 780_616_470)
         state.jobs = [
             11: JobRecord(
                 id: 11, name: "build (linux, 6.0)", status: .completed, conclusion: "success", createdAt: 1_700_000_002,

@@ -195,7 +195,8 @@ struct WebhookDecoderTests {
             headSHA: "4d6ee57193c29fc3b23723c386f462287b60bf87", event: "push", status: .completed,
             conclusion: "success", htmlURL: "https://github.com/foo/webhook-testing/actions/runs/6454805877",
             runStartedAt: 1_697_191_885, createdAt: 1_697_189_443, updatedAt: 1_697_191_930, pullRequests: [],
-            actor: "foo", triggeringActor: "foo", commitTitle: "fix: updating readme"
+            actor: "foo", triggeringActor: "foo", commitTitle: "fix: updating readme",
+            headRepository: "foo/webhook-testing", headRepositoryID: 701_962_619
         )
         #expect(event.run == expected)
     }

@@ -245,7 +245,7 @@ struct CLITests {
                 == [
                     [
                         "slug": "ci-main", "name": "CI on main", "repositories": ["*"], "workflows": ["*"],
-                        "branches": ["main"], "stale_after": 86_400,
+                        "branches": ["main"], "stale_after": 86_400, "forks": false,
                     ]
                 ])
         let bad = try await BridgeProcess.run(

@@ -22,9 +22,11 @@ public struct ActionRule: Sendable, Equatable {
     }
 
     /// Whether the rule covers the run. A value the payloads did not carry matches only a list
-    /// that matches everything.
+    /// that matches everything. No rule covers a run not known to be the repository's own: a
+    /// fork's author chose the branch and workflow names the globs read (SECURITY.md, "Forks").
     public func covers(_ run: AlertSubject) -> Bool {
-        GlobPattern.any(repositories, match: run.repository) && GlobPattern.any(workflows, match: run.workflow)
+        run.origin.isBase && GlobPattern.any(repositories, match: run.repository)
+            && GlobPattern.any(workflows, match: run.workflow)
             && GlobPattern.any(branches, match: run.branch)
     }
 }

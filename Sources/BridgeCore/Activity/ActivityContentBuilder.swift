@@ -123,9 +123,11 @@ public struct ActivityContentBuilder: Sendable {
         return offers.contains(.rerun) ? .rerun : nil
     }
 
-    /// `<repo> / <workflow>`, and which attempt a re-run is.
+    /// `<repo> / <workflow>`, which attempt a re-run is, and "from owner/name" for a fork's run:
+    /// its workflow name may be the fork author's, so the card says whose code runs.
     func subtitle(for run: RunState) -> String {
         var text = run.repository.name + " / " + (run.workflowName ?? "workflow")
+        if let from = run.origin.fromText { text += " · " + from }
         if run.key.attempt > 1 { text += " · attempt \(run.key.attempt)" }
         return text
     }

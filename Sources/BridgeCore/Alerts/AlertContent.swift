@@ -52,7 +52,12 @@ public enum AlertContent {
             title = "\(repository) · \(workflow): \((note?.kind.failedHeadline ?? "action failed").lowercased())"
             lines.append(plain(note?.text ?? "GitHub refused the action"))
         }
-        if let branch = state.headBranch { lines.append("on \(plain(branch))") }
+        let from = state.origin.fromText
+        if let branch = state.headBranch {
+            lines.append("on \(plain(branch))" + (from.map { " " + $0 } ?? ""))
+        } else if let from {
+            lines.append(from)
+        }
         if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(plain(commit)) }
         if let actor = state.person { lines.append("by \(plain(actor))") }
         var object: [String: JSONValue] = [
@@ -60,8 +65,7 @@ public enum AlertContent {
             "body": .string(clamped(lines.joined(separator: "\n"), to: bodyLimit)),
             "level": .string(level.rawValue),
             "thread_id": .string(threadID(repository: state.key.repository, workflow: state.workflowName)),
-            "collapse_id": .string(
-                collapseID(repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch)),
+            "collapse_id": .string(collapseID(for: state)),
             "source": "pushward-bridge",
             "source_display_name": "GitHub Actions",
         ]
@@ -82,6 +86,17 @@ public enum AlertContent {
     /// its first copy instead of showing twice.
     public static func collapseID(repository: String, workflow: String?, branch: String?) -> String {
         "gh-" + String(SHA256.hexDigest(of: repository + "\n" + (workflow ?? "") + "\n" + (branch ?? "")).prefix(32))
+    }
+
+    /// The run's replace key: the repository's own runs share one per workflow and branch; a
+    /// fork's branch is its own (`RunState.historyBranch`), so a fork's alert never replaces the
+    /// repository's; a run of unknown origin replaces only its own alerts (no branch name holds
+    /// the `:` that begins its key).
+    public static func collapseID(for state: RunState) -> String {
+        let branch =
+            state.origin == .unknown
+            ? ":run:\(state.key.runID):\(state.key.attempt)" : state.historyBranch
+        return collapseID(repository: state.key.repository, workflow: state.workflowName, branch: branch)
     }
 
     /// `text` with control characters as spaces and bidirectional controls removed.

@@ -19,11 +19,16 @@ public struct AlertRule: Sendable, Equatable {
     public var events: [GlobPattern]
     public var actors: [GlobPattern]
     public var level: Level
+    /// Whether the rule also covers runs from forks (`RunOrigin.fork`); false by default, since a
+    /// fork's author names its branch and, on `pull_request`, its workflow.
+    public var forks: Bool
 
     public init(
         when: Set<AlertReason>, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
-        branches: [GlobPattern] = [], events: [GlobPattern] = [], actors: [GlobPattern] = [], level: Level = .active
+        branches: [GlobPattern] = [], events: [GlobPattern] = [], actors: [GlobPattern] = [], level: Level = .active,
+        forks: Bool = false
     ) {
+        self.forks = forks
         self.when = when
         self.repositories = repositories
         self.workflows = workflows
@@ -39,20 +44,23 @@ public struct AlertRule: Sendable, Equatable {
 
     /// Whether the rule covers `reason` for this run. A value the payloads did not carry matches
     /// only a list that matches everything; an unknown default branch is taken to be `main` or
-    /// `master`, the two GitHub has ever created.
+    /// `master`, the two GitHub has ever created. A fork's run is covered only with `forks`, and
+    /// then never by `{default}`: a fork's `main` is not the repository's default branch.
     public func matches(_ reason: AlertReason, _ run: AlertSubject) -> Bool {
         guard when.contains(reason) else { return false }
+        if case .fork = run.origin, !forks { return false }
         return GlobPattern.any(repositories, match: run.repository) && GlobPattern.any(workflows, match: run.workflow)
             && GlobPattern.any(events, match: run.event) && GlobPattern.any(actors, match: run.actor)
-            && matchesBranch(run.branch, defaultBranch: run.defaultBranch)
+            && matchesBranch(run)
     }
 
-    private func matchesBranch(_ branch: String?, defaultBranch: String?) -> Bool {
+    private func matchesBranch(_ run: AlertSubject) -> Bool {
+        let branch = run.branch
         guard !branches.isEmpty else { return true }
         return branches.contains { pattern in
             if pattern.pattern == Self.defaultBranchToken {
-                guard let branch else { return false }
-                return defaultBranch.map { $0 == branch } ?? ["main", "master"].contains(branch)
+                guard let branch, run.origin.forkName == nil else { return false }
+                return run.defaultBranch.map { $0 == branch } ?? ["main", "master"].contains(branch)
             }
             return branch.map(pattern.matches) ?? (pattern.pattern == "*")
         }

@@ -449,7 +449,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
             workflows: try reader.globs("workflows"),
             branches: try reader.globs("branches"),
             staleAfter: try reader.duration("stale_after", in: WidgetSettings.staleAfterRange)
-                ?? WidgetSettings.defaultStaleAfter)
+                ?? WidgetSettings.defaultStaleAfter,
+            forks: try reader.bool("forks") ?? false)
         try reader.finish()
         return widget
     }
@@ -470,6 +471,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
                     problem: "\"\(name)\" is not one of \(ActionRule.offerNames.joined(separator: ", "))")
             }
             offer.insert(kind)
+        }
+        // Said here rather than as "unknown key": someone reaching for it expects it to work.
+        if reader.value("forks") != nil {
+            throw ConfigurationError(
+                key: reader.key("forks"),
+                problem: "is not taken: a fork's run never gets a button that acts on GitHub (SECURITY.md, Forks)")
         }
         let rule = ActionRule(
             offer: offer, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
@@ -503,7 +510,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
         let rule = AlertRule(
             when: when, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
             branches: try reader.globs("branches"), events: try reader.globs("events"),
-            actors: try reader.globs("actors"), level: level)
+            actors: try reader.globs("actors"), level: level, forks: try reader.bool("forks") ?? false)
         try reader.finish()
         return rule
     }

@@ -1,8 +1,9 @@
 extension BridgeEngine {
-    /// The buttons the `actions` rules give `state`'s run; none without the section or for a run
-    /// routed to nobody.
+    /// The buttons the `actions` rules give `state`'s run; none without the section, for a run
+    /// routed to nobody, or for a run not known to be the repository's own: a fork's author wrote
+    /// what a button would cancel, approve or re-run (SECURITY.md, "Forks").
     public func offers(for state: RunState) -> Set<ActionKind> {
-        guard let actionSettings, route(for: state) != .nobody else { return [] }
+        guard let actionSettings, route(for: state) != .nobody, state.origin.isBase else { return [] }
         return actionSettings.offers(for: AlertSubject(state))
     }
 
@@ -22,6 +23,9 @@ extension BridgeEngine {
         -> String?
     {
         guard let state = runs[key] else { return "the run is not known any more" }
+        guard state.origin.isBase else {
+            return state.origin == .unknown ? "the run is not known to be the repository's own" : "the run is a fork's"
+        }
         switch kind {
         case .rerun:
             guard let conclusion = state.completion?.conclusion, AlertReason.failedConclusions.contains(conclusion)

@@ -1,7 +1,9 @@
 extension BridgeEngine {
     /// What a change of a run's state may alert for: a completion that failed or succeeded (a
     /// success alerts only when it fixes something, which `planAlerts` asks history about), and a
-    /// job that began to wait for a review.
+    /// job that began to wait for a review. A review is asked for only once the run's origin is
+    /// known: a job can wait before the `workflow_run` delivery says whether the run is a fork's,
+    /// and the question (with its Approve and Reject for the repository's own run) waits for it.
     static func alertTransitions(from before: RunState, to after: RunState) -> Set<AlertReason> {
         var reasons: Set<AlertReason> = []
         if before.completion == nil, let completion = after.completion {
@@ -11,8 +13,8 @@ extension BridgeEngine {
                 reasons.insert(.fixed)
             }
         }
-        let waitingBefore = Set(before.jobs.values.filter(\.isWaiting).map(\.id))
-        if after.completion == nil,
+        let waitingBefore = before.origin == .unknown ? [] : Set(before.jobs.values.filter(\.isWaiting).map(\.id))
+        if after.completion == nil, after.origin != .unknown,
             after.jobs.values.contains(where: { $0.isWaiting && !waitingBefore.contains($0.id) })
         {
             reasons.insert(.waiting)
@@ -86,11 +88,13 @@ extension BridgeEngine {
         return kinds.map(actionSettings.notificationAction)
     }
 
-    /// Whether the newest earlier decisive run of the workflow on the run's branch failed.
+    /// Whether the newest earlier decisive run of the workflow on the run's branch failed. A fork's
+    /// branch is its own (`historyBranch`), so a fork's success never answers the repository's
+    /// failure; a run of unknown origin fixes nothing.
     private func fixesFailure<Provider: HistoryProvider>(_ key: RunKey, state: RunState, provider: Provider)
         throws(Provider.Failure) -> Bool
     {
-        guard let workflow = state.workflowName, let branch = state.headBranch else { return false }
+        guard let workflow = state.workflowName, let branch = state.historyBranch else { return false }
         let previous = try previousDecisiveConclusion(
             key, workflow: workflow, branch: branch, before: state.run?.updatedAt ?? state.lastChangeAt,
             provider: provider)

@@ -96,7 +96,7 @@ extension BridgeEngine {
         guard state.completion?.conclusion == "cancelled", let workflow = state.workflowName else { return nil }
         let newer = runs.values.filter {
             $0.key.repository == state.key.repository && $0.key.runID != state.key.runID
-                && $0.workflowName == workflow && $0.headBranch == state.headBranch
+                && $0.workflowName == workflow && $0.headBranch == state.headBranch && $0.origin == state.origin
                 && $0.attemptStartedAt > state.attemptStartedAt
         }
         guard let newest = newer.max(by: { ($0.attemptStartedAt, $0.key.runID) < ($1.attemptStartedAt, $1.key.runID) })

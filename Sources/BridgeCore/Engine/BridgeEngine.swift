@@ -334,8 +334,10 @@ public struct BridgeEngine: Sendable {
         guard !state.historyResolved, let workflow = state.workflowName else { return }
         let history = try workflowHistory(repository: state.key.repository, workflow: workflow, provider: provider)
         state.historyResolved = true
+        // While the origin is unknown the job's branch still picks the likeliest shape.
         state.seed = history.seed(
-            repository: state.key.repository, workflow: workflow, branch: state.headBranch,
+            repository: state.key.repository, workflow: workflow,
+            branch: state.origin == .unknown ? state.headBranch : state.historyBranch,
             excluding: state.key.runID)
         state.estimates = history.estimates(
             repository: state.key.repository, workflow: workflow, excluding: state.key.runID)
@@ -367,7 +369,7 @@ public struct BridgeEngine: Sendable {
         // it either (history is stored a row per step).
         guard !groups.isEmpty else { return }
         let summary = RunSummary(
-            key: key, workflow: workflow, branch: state.headBranch, conclusion: completion.conclusion,
+            key: key, workflow: workflow, branch: state.historyBranch, conclusion: completion.conclusion,
             finishedAt: state.run?.updatedAt ?? completion.recognizedAt,
             groups: groups.map { group in
                 GroupSummary(

@@ -311,13 +311,15 @@ extension WebhookDecoder {
 // MARK: - Wire types
 
 extension WebhookDecoder {
-    /// `repository` (top level, or nested in `workflow_run`).
+    /// `repository` (top level, or nested in `workflow_run`), and `workflow_run.head_repository`.
     private struct WireRepository: Decodable {
+        var id: Int?
         var fullName: String?
         var htmlURL: String?
         var defaultBranch: String?
 
         enum CodingKeys: String, CodingKey {
+            case id
             case fullName = "full_name"
             case htmlURL = "html_url"
             case defaultBranch = "default_branch"
@@ -325,6 +327,8 @@ extension WebhookDecoder {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
+            // Nothing depends on it: an odd one must not cost the delivery.
+            id = (try? container.decodeIdentifierIfPresent(forKey: .id)) ?? nil
             fullName = try container.decodeIfPresent(String.self, forKey: .fullName)
             htmlURL = try container.decodeIfPresent(String.self, forKey: .htmlURL)
             defaultBranch = try container.decodeIfPresent(String.self, forKey: .defaultBranch)
@@ -450,6 +454,7 @@ extension WebhookDecoder {
             case updatedAt = "updated_at"
             case pullRequests = "pull_requests"
             case repository
+            case headRepository = "head_repository"
             case actor
             case triggeringActor = "triggering_actor"
             case headCommit = "head_commit"
@@ -481,6 +486,10 @@ extension WebhookDecoder {
                 commitTitle: try container.decodeIfPresent(WireCommit.self, forKey: .headCommit)?.title
             )
             repository = try container.decodeIfPresent(WireRepository.self, forKey: .repository)
+            // Null when the fork was deleted: the run's origin is then unknown (`RunState.origin`).
+            let head = try container.decodeIfPresent(WireRepository.self, forKey: .headRepository)
+            run.headRepository = head?.fullName.flatMap { $0.isEmpty ? nil : $0 }
+            run.headRepositoryID = head?.id
         }
     }
 

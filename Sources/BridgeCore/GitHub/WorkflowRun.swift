@@ -26,6 +26,13 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
     public var triggeringActor: String?
     /// The first line of `head_commit.message`.
     public var commitTitle: String?
+    /// `head_repository.full_name`: where the run's commit comes from. Another repository than the
+    /// run's own is a fork (`RunState.origin`), whose author chose the branch name and, for a
+    /// `pull_request` run, the workflow file. Nil when the payload does not say (the fork was
+    /// deleted, or a sender that has no such field).
+    public var headRepository: String?
+    /// `head_repository.id`, kept beside the name for the JSON dump and `explain`.
+    public var headRepositoryID: Int?
 
     public init(
         id: Int, runAttempt: Int = 1, runNumber: Int? = nil, workflowID: Int? = nil, name: String? = nil,
@@ -33,7 +40,7 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
         event: String? = nil, status: RunStatus = .queued, conclusion: String? = nil, htmlURL: String? = nil,
         runStartedAt: UnixTime? = nil, createdAt: UnixTime? = nil, updatedAt: UnixTime? = nil,
         pullRequests: [PullRequestReference] = [], actor: String? = nil, triggeringActor: String? = nil,
-        commitTitle: String? = nil
+        commitTitle: String? = nil, headRepository: String? = nil, headRepositoryID: Int? = nil
     ) {
         self.id = id
         self.runAttempt = runAttempt
@@ -55,6 +62,8 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
         self.actor = actor
         self.triggeringActor = triggeringActor
         self.commitTitle = commitTitle
+        self.headRepository = headRepository
+        self.headRepositoryID = headRepositoryID
     }
 }
 

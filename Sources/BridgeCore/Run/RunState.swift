@@ -70,6 +70,21 @@ public struct RunState: Sendable, Equatable, Codable {
     public var person: String? { run?.triggeringActor ?? run?.actor ?? jobMetadata?.sender }
     public var headSHA: String? { run?.headSHA ?? jobMetadata?.headSHA }
 
+    /// Whether the run's commit is the repository's own, a fork's, or not known yet.
+    public var origin: RunOrigin { RunOrigin.of(run, repository: key.repository) }
+
+    /// The branch as history and alert replacement know it: a fork's is `owner/name:branch`
+    /// (GitHub's own notation for a pull request's head; no branch name holds a `:`), so a fork's
+    /// `main` never answers for the repository's `main`. Nil while the origin is unknown: such a
+    /// run lends its outcome to no branch's "fixed".
+    public var historyBranch: String? {
+        switch origin {
+        case .base: headBranch
+        case .fork(let head): headBranch.map { "\(head):\($0)" }
+        case .unknown: nil
+        }
+    }
+
     /// The repository's page: the payload's, else built from `full_name`, each part encoded.
     public var repositoryURL: String {
         repository.htmlURL ?? "https://github.com/" + PercentEncoding.path(repository.fullName)

@@ -175,6 +175,8 @@ public enum RunStateJSON {
         fields.string("actor", run.actor, &out)
         fields.string("triggeringActor", run.triggeringActor, &out)
         fields.string("commitTitle", run.commitTitle, &out)
+        fields.string("headRepository", run.headRepository, &out)
+        fields.integer("headRepositoryID", run.headRepositoryID, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }

@@ -19,7 +19,12 @@ public enum SlotRank: Int, Sendable, Comparable, Codable, CaseIterable {
         let jobs = state.workflowJobs
         if !endFrameShown, jobs.contains(where: \.failed) { return .failing }
         if state.completion == nil, jobs.contains(where: \.isWaiting) { return .waiting }
-        if let branch = state.headBranch, let defaultBranch = state.repository.defaultBranch, branch == defaultBranch {
+        // A fork's `main` is a name its author chose, not the repository's default branch. A run
+        // of unknown origin ranks as it always did: the rank only orders cards.
+        if state.origin.forkName == nil, let branch = state.headBranch,
+            let defaultBranch = state.repository.defaultBranch,
+            branch == defaultBranch
+        {
             return .defaultBranch
         }
         return .other

@@ -17,6 +17,7 @@ public enum WidgetContent {
         let workflow = state.workflowName ?? "workflow"
         let words = end?.state ?? ActivityContentBuilder(settings: ActivitySettings()).stateText(plan: plan)
         var subtitle = state.headBranch.map { "\($0) · " } ?? ""
+        if let from = state.origin.fromText { subtitle += from + " · " }
         subtitle += words
         if state.key.attempt > 1 { subtitle += " · attempt \(state.key.attempt)" }
         var content: [String: JSONValue] = [

@@ -16,11 +16,15 @@ public struct WidgetSettings: Sendable, Equatable {
     public var workflows: [GlobPattern]
     public var branches: [GlobPattern]
     public var staleAfter: Int
+    /// Whether the widget also follows runs from forks; false by default: a fork's run on a
+    /// branch it named `main` must not paint the repository's "CI on main" widget.
+    public var forks: Bool
 
     public init(
         slug: String, name: String, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
-        branches: [GlobPattern] = [], staleAfter: Int = defaultStaleAfter
+        branches: [GlobPattern] = [], staleAfter: Int = defaultStaleAfter, forks: Bool = false
     ) {
+        self.forks = forks
         self.slug = slug
         self.name = name
         self.repositories = repositories
@@ -29,9 +33,16 @@ public struct WidgetSettings: Sendable, Equatable {
         self.staleAfter = staleAfter
     }
 
-    /// Whether the widget follows `state`'s run (see `GlobPattern.any`).
+    /// Whether the widget follows `state`'s run (see `GlobPattern.any`). A run of unknown origin
+    /// (no `workflow_run` delivery yet) waits until it is known: the widget's few updates a month
+    /// are not spent on a run that may turn out to be a fork's.
     public func follows(_ state: RunState) -> Bool {
-        GlobPattern.any(repositories, match: state.key.repository)
+        switch state.origin {
+        case .base: break
+        case .fork: guard forks else { return false }
+        case .unknown: return false
+        }
+        return GlobPattern.any(repositories, match: state.key.repository)
             && GlobPattern.any(workflows, match: state.workflowName)
             && GlobPattern.any(branches, match: state.headBranch)
     }

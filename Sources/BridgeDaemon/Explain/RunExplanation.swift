@@ -42,13 +42,14 @@ public enum RunExplanation {
         let plan = StepPlanner.plan(for: state)
         var sentences: [String] = []
         let workflow = state.workflowName ?? "its workflow"
-        let branch = state.headBranch.map { " on \($0)" } ?? ""
+        let branch = (state.headBranch.map { " on \($0)" } ?? "") + (state.origin.fromText.map { " " + $0 } ?? "")
         sentences.append(
             "Run \(state.key.runID) attempt \(state.key.attempt) of \(state.key.repository) (\(workflow)\(branch)) "
                 + "draws on the card \(facts.run.slug), "
                 + (facts.settings.scope == .repository
                     ? "the repository's card (scope repository: one card per repository)."
                     : "its workflow's card (scope workflow)."))
+        sentences += origin(state)
         sentences += ownership(facts)
         if let placement = state.placement {
             sentences.append(
@@ -64,6 +65,25 @@ public enum RunExplanation {
         sentences += facts.actions.filter { $0.run == state.key }.map(ActionSummary.sentence)
         sentences += deliveries(facts.deliveries, recovered: facts.recovered)
         return sentences
+    }
+
+    /// What a fork's run (or one whose origin no delivery has told yet) is withheld.
+    static func origin(_ state: RunState) -> [String] {
+        switch state.origin {
+        case .base:
+            return []
+        case .fork:
+            return [
+                "Its commit comes \(state.origin.fromText ?? "from a fork"), a fork whose author chose its branch and, "
+                    + "on pull_request, its workflow and job names: only alert rules and widgets with \"forks\": true "
+                    + "cover it, it gets no button that acts on GitHub, and its alerts replace only its own."
+            ]
+        case .unknown:
+            return [
+                "No workflow_run delivery or lookup has said which repository its commit comes from yet: until one "
+                    + "does it gets no buttons, no widget, no \"fixed\" alert, and its alerts replace only its own."
+            ]
+        }
     }
 
     static func ownership(_ facts: Facts) -> [String] {
