@@ -241,12 +241,22 @@ struct ActionTests {
         return (try decode("workflow_job.waiting.json"), try decode("workflow_job.queued.with-deployment.json"))
     }
 
+    /// The `workflow_run` of the recorded review's run, from the repository itself: a review is
+    /// offered only once the run is known not to be a fork's (ForkTests).
+    static func recordedReviewRun() -> WebhookEvent {
+        var script = RunScript(runID: 4_747_967_848)
+        script.repository = Repository(
+            fullName: "lineville/elastic-machines-testing", htmlURL: "https://github.com/lineville/elastic-machines-testing",
+            defaultBranch: "main")
+        return script.run("requested", at: 0)
+    }
+
     @Test("a review's environment: the one a delivery names, else GitHub's only pending one; never empty or a guess")
     func reviewEnvironment() throws {
         let (waiting, named) = try Self.recordedReviewDeliveries()
         let key = RunKey(repository: "lineville/elastic-machines-testing", runID: 4_747_967_848, attempt: 1)
         var engine = Self.engine()
-        _ = AlertTests.play([waiting], on: &engine)
+        _ = AlertTests.play([Self.recordedReviewRun(), waiting], on: &engine)
         #expect(engine.runs[key] != nil)
         #expect(engine.reviewNeedsPendingDeployments(key), "GitHub's waiting delivery names no environment")
         #expect(engine.reviewEnvironment(of: key, pending: nil) == nil)
@@ -264,7 +274,7 @@ struct ActionTests {
         // Both orders end with the environment named by the queued delivery.
         for order in [[waiting, named], [named, waiting]] {
             var engine = Self.engine()
-            _ = AlertTests.play(order, on: &engine)
+            _ = AlertTests.play([Self.recordedReviewRun()] + order, on: &engine)
             #expect(!engine.reviewNeedsPendingDeployments(key))
             #expect(engine.reviewEnvironment(of: key, pending: nil) == "Test")
             #expect(engine.reviewEnvironment(of: key, pending: ["staging", "production"]) == "Test")

@@ -21,6 +21,10 @@ final class CountingProxy: @unchecked Sendable {
     private let target: String
     private let lock = NSLock()
     private var forwarded: [Forwarded] = []
+    /// `holdNext(pathContaining:)`'s fragment, until a request matches it.
+    private var holdFragment: String?
+    private var holding = false
+    private let released = DispatchSemaphore(value: 0)
     private var server: HTTPServer?
     private let session: URLSession
 
@@ -47,11 +51,35 @@ final class CountingProxy: @unchecked Sendable {
     /// Requests forwarded at or after `instant`.
     func count(since instant: Date) -> Int { requests.filter { $0.at >= instant }.count }
 
+    /// Holds the next request whose path contains `fragment`, counted as arrived but not yet
+    /// forwarded, until `release()`: the instance that sent it is then waiting for an answer, its
+    /// request gone, so a test can freeze it at a moment that is not between a check and a send.
+    func holdNext(pathContaining fragment: String) { lock.withLock { holdFragment = fragment } }
+
+    /// Whether a request is held now (`holdNext`).
+    var isHolding: Bool { lock.withLock { holding } }
+
+    /// Lets the held request go on to the fake.
+    func release() {
+        let wasHolding = lock.withLock {
+            defer { holding = false }
+            return holding
+        }
+        if wasHolding { released.signal() }
+    }
+
     /// Headers that describe this hop, set again by the client that forwards.
     private static let hopHeaders: Set<String> = ["host", "content-length", "transfer-encoding", "connection"]
 
     private func forward(_ request: HTTPRequest) -> HTTPResponse {
-        lock.withLock { forwarded.append(Forwarded(method: request.method, path: request.path, at: Date())) }
+        let hold = lock.withLock {
+            forwarded.append(Forwarded(method: request.method, path: request.path, at: Date()))
+            guard let fragment = holdFragment, request.path.contains(fragment) else { return false }
+            holdFragment = nil
+            holding = true
+            return true
+        }
+        if hold { released.wait() }
         let address = target + request.path + (request.query.map { "?" + $0 } ?? "")
         guard let url = URL(string: address) else { return HTTPResponse(status: 502) }
         var outgoing = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 10)

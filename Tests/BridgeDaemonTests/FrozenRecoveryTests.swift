@@ -99,11 +99,20 @@ struct FrozenRecoveryTests {
         // What GitHub redelivers from now on goes to the instance that stays.
         github.setWebhookURL("http://127.0.0.1:\(new.port)/webhook")
 
-        // Freeze the leader while it works through the redeliveries, between two of them.
+        // Freeze the leader while it works through the redeliveries, waiting for GitHub's answer
+        // to one of them: its request has gone, its next one is still to be checked. (Frozen
+        // between a check and curl's write, a request without a body would still go on waking:
+        // no fence reaches into GitHub, SECURITY.md.)
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 30) { first.redeliveries >= 8 },
             "the leader asked for \(first.redeliveries) redeliveries")
+        first.github.holdNext(pathContaining: "/attempts")
+        #expect(
+            await DispatchEndToEndTests.eventually(timeout: 30) { first.github.isHolding },
+            "the leader asked for another redelivery")
         kill(old.process.processIdentifier, SIGSTOP)
+        // GitHub's answer waits in the frozen process's socket.
+        first.github.release()
         let stoppedAt = Date()
         let beforeFreeze = (github: first.github.requests.count, pushward: first.pushward.requests.count)
         let takeover = try await HighAvailabilityTests.leader(uri, after: lead.epoch)
