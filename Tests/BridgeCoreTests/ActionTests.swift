@@ -246,7 +246,8 @@ struct ActionTests {
     static func recordedReviewRun() -> WebhookEvent {
         var script = RunScript(runID: 4_747_967_848)
         script.repository = Repository(
-            fullName: "lineville/elastic-machines-testing", htmlURL: "https://github.com/lineville/elastic-machines-testing",
+            fullName: "lineville/elastic-machines-testing",
+            htmlURL: "https://github.com/lineville/elastic-machines-testing",
             defaultBranch: "main")
         return script.run("requested", at: 0)
     }
