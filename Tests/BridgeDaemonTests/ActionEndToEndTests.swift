@@ -60,7 +60,16 @@ struct ActionEndToEndTests {
             github.setWebhookURL("http://127.0.0.1:\(daemon.port)/webhook")
         }
 
-        deinit { try? FileManager.default.removeItem(atPath: directory) }
+        /// Stops the daemon too (a second stop does nothing): a test that failed a `#require` before
+        /// its own `shutdown()` otherwise left the daemon serving for the rest of the run, holding
+        /// its two listeners' threads and descriptors and its database, whose directory was gone.
+        deinit {
+            let (daemon, directory) = (daemon, directory)
+            Thread.detachNewThread {
+                daemon.stop()
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
 
         func deliver(_ events: [WebhookEvent]) {
             for event in events {
@@ -96,6 +105,14 @@ struct ActionEndToEndTests {
 
         func actions(runID: Int) throws -> [ActionRecord] {
             try BridgeDatabase(path: databasePath, readOnly: true).actions(repository: "acme/widgets", runID: runID)
+        }
+
+        /// When the newest live `kind` token of run `runID` (attempt 1) expires, by the same query
+        /// the daemon asks before it re-issues a button; nil once none is live.
+        func liveTokenExpiry(_ kind: ActionKind, runID: Int) -> UnixTime? {
+            let run = RunKey(repository: "acme/widgets", runID: runID, attempt: 1)
+            return try? BridgeDatabase(path: databasePath, readOnly: true)
+                .liveTokenExpiry(kind, run: run, at: Date().timeIntervalSince1970)
         }
     }
 
@@ -294,7 +311,11 @@ struct ActionEndToEndTests {
         bridge.deliver(Self.script(7).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
         let button = try #require(bridge.cardButton)
-        try await Task.sleep(for: .seconds(11))
+        #expect(bridge.liveTokenExpiry(.rerun, runID: 7) != nil, "the button's token is live at first")
+        // Waits for the expiry itself, as the store records it, not a fixed 11 s from now: the
+        // token's life started at the mint, which a sanitizer's slower start may put long before
+        // the card is seen.
+        #expect(await Self.eventually(timeout: 15) { bridge.liveTokenExpiry(.rerun, runID: 7) == nil })
         #expect(try await bridge.press(button.url).status == 404)
         #expect(bridge.github.actions.isEmpty)
         #expect(try bridge.actions(runID: 7).isEmpty, "an expired token is not a press")
@@ -313,7 +334,10 @@ struct ActionEndToEndTests {
         ])
         #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" })
         let first = try #require(bridge.cardButton)
-        try await Task.sleep(for: .seconds(5.5))
+        // Past half the first token's life by the expiry the store holds (the daemon's own test,
+        // `expiry < now + ttl / 2`), not a fixed 5.5 s after the card was seen.
+        let expiry = try #require(bridge.liveTokenExpiry(.cancel, runID: 9))
+        #expect(await Self.eventually(timeout: 15) { Date().timeIntervalSince1970 > expiry - 5 + 0.1 })
         bridge.deliver([script.job(901, "test", "in_progress", createdAt: 4, startedAt: 5)])
         #expect(await Self.eventually { bridge.cardButton.map { $0.url != first.url } ?? false })
         let second = try #require(bridge.cardButton)
