@@ -126,6 +126,33 @@ struct ActionEndToEndTests {
 
     static func rerunPath(_ runID: Int) -> String { "/repos/acme/widgets/actions/runs/\(runID)/rerun-failed-jobs" }
 
+    /// True when something accepts a TCP connection on loopback `port`.
+    static func listening(_ port: Int) -> Bool {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { return false }
+        defer { close(socketDescriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    @Test("a Bridge let go without shutdown() stops its daemon: no listener, no database left behind")
+    func releasedBridgeStops() async throws {
+        var bridge: Bridge? = try Bridge()
+        let (port, adminPort, directory) = try #require(
+            bridge.map { ($0.daemon.port, $0.daemon.adminPort, $0.directory) })
+        #expect(Self.listening(port) && Self.listening(adminPort))
+        bridge = nil
+        #expect(await Self.eventually { !Self.listening(port) && !Self.listening(adminPort) })
+        #expect(await Self.eventually { !FileManager.default.fileExists(atPath: directory) })
+    }
+
     @Test("re-run from the failed end frame: GitHub is asked once, the card says who asked, the audit keeps it")
     func rerunFromTheCard() async throws {
         let bridge = try Bridge(topLevel: #""alerts": {},"#)
