@@ -23,14 +23,14 @@ public final class BridgeProcess: @unchecked Sendable {
 
     public struct Result: Sendable {
         public var status: Int32
-        public var reason: Process.TerminationReason
+        public var reason: SpawnedProcess.TerminationReason
         public var stdout: String
         public var stderr: String
 
         public var json: JSONValue? { try? JSONValue(parsing: Data(stdout.utf8)) }
     }
 
-    public let process: Process
+    public let process: SpawnedProcess
     public let stdoutPath: String
     public let stderrPath: String
 
@@ -43,17 +43,11 @@ public final class BridgeProcess: @unchecked Sendable {
         let name = UUID().uuidString
         stdoutPath = directory.path("\(name).stdout")
         stderrPath = directory.path("\(name).stderr")
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        process.environment = Self.baseEnvironment.merging(environment) { $1 }
-        process.currentDirectoryURL = directory.url
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        try process.run()
+        process = try SpawnedProcess(
+            executable: binary.path, arguments: arguments,
+            environment: Self.baseEnvironment.merging(environment) { $1 },
+            directory: directory.url.path, standardInput: .null, standardOutput: .file(stdoutPath),
+            standardError: .file(stderrPath))
     }
 
     public var pid: pid_t { process.processIdentifier }
@@ -83,7 +77,7 @@ public final class BridgeProcess: @unchecked Sendable {
     /// Kills the process if a test left it running.
     public func ensureStopped() {
         if process.isRunning {
-            kill(pid, SIGKILL)
+            process.send(SIGKILL)
             _ = waitForExit(timeout: 5)
         }
     }
@@ -91,7 +85,7 @@ public final class BridgeProcess: @unchecked Sendable {
     public var result: Result {
         Result(
             status: ChildProcess.status(of: process) ?? -1,
-            reason: process.isRunning ? .uncaughtSignal : process.terminationReason,
+            reason: process.terminationReason,
             stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "", stderr: stderrText)
     }
 

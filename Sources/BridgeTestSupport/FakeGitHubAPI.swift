@@ -80,6 +80,7 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var pending: [String: [PendingDeployment]] = [:]
     private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
+    private let redeliveries = DispatchQueue(label: "fake-github.redeliveries")
     public private(set) var port = 0
     /// The repositories' and organisations' webhooks (`…/hooks`), kept as GitHub keeps them.
     public let hookStore = FakeHookStore()
@@ -287,7 +288,9 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             guard let attempt = lock.withLock({ attempts.first { $0.id == id } }) else {
                 return message(404, "Not Found")
             }
-            DispatchQueue.global().async {
+            // One after another, in the order asked, as the log then shows them: sent concurrently,
+            // two redeliveries could land (and be logged) swapped.
+            redeliveries.async {
                 _ = self.send(event: attempt.event, body: attempt.body, guid: attempt.guid, redelivery: true)
             }
             return .json(202, [:])

@@ -130,11 +130,14 @@ public final class FakePushWardServer: @unchecked Sendable {
     /// Sets the Live Activity update quota: `limit` nil is unlimited (a paid account; `/auth/me`
     /// omits the limit), `used` nil keeps the count so far, `resetsAt` nil is the first of the next
     /// UTC month. Lifting the limit clears a spent quota at once, as upgrading does on PushWard.
-    public func setQuota(limit: Int?, used: Int? = nil, resetsAt: UnixTime? = nil) {
+    public func setQuota(
+        limit: Int?, used: Int? = nil, resetsAt: UnixTime? = nil, resetsAfterRefusal: Double? = nil
+    ) {
         lock.lock()
         state.quota.limit = limit
         if let used { state.quota.used = used }
         state.quota.resetsAt = resetsAt
+        state.quota.resetsAfterRefusal = resetsAfterRefusal
         lock.unlock()
     }
 

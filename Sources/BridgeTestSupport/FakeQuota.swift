@@ -16,6 +16,10 @@ public struct FakeQuota: Sendable, Equatable {
     /// When `used` goes back to zero. Nil until the first request, which sets it to the first of
     /// the next UTC month, as PushWard's free tier does; after a reset it moves to the next month.
     public var resetsAt: UnixTime?
+    /// When set, the first refusal moves `resetsAt` to this many seconds after itself (to the
+    /// whole second): a test then waits a known time after the refusal however slowly it came,
+    /// where a reset fixed in advance could pass before a slowed run (a sanitizer's) was refused.
+    public var resetsAfterRefusal: Double?
 
     public init(used: Int = 0, limit: Int? = nil, resetsAt: UnixTime? = nil) {
         self.used = used
@@ -83,6 +87,10 @@ public struct FakeQuota: Sendable, Equatable {
     /// The problem body of the `429` that refuses an update once the quota is spent (§7), and the
     /// `Retry-After` seconds until `reset_at` (rounded up, never negative).
     public mutating func exceededProblem(at now: UnixTime) -> (body: JSONValue, retryAfter: Int) {
+        if let delay = resetsAfterRefusal {
+            resetsAt = (now + delay).rounded(.up)
+            resetsAfterRefusal = nil
+        }
         let reset = currentReset(at: now)
         let body: JSONValue = [
             "type": "https://pushward.app/errors/too-many-requests", "title": "Too Many Requests", "status": 429,

@@ -20,6 +20,22 @@ import Testing
         try PushWardUsage.decode(server.usageDocument(at: time).canonicalData).get()
     }
 
+    /// The reset a test times from the refusal: set by the first refusal only, to the whole second.
+    @Test func resetTimedFromTheFirstRefusal() {
+        var quota = FakeQuota(used: 2, limit: 2, resetsAt: now + 3_600)
+        quota.resetsAfterRefusal = 3
+        let spent = quota.isSpent(at: now + 0.25)
+        #expect(spent)
+        let first = quota.exceededProblem(at: now + 0.25)
+        #expect(quota.resetsAt == now + 4)
+        #expect(first.retryAfter == 4)
+        #expect(first.body["reset_at"]?.stringValue == "2026-12-15T12:00:04Z")
+        _ = quota.exceededProblem(at: now + 2)
+        #expect(quota.resetsAt == now + 4, "a later refusal leaves it")
+        let spentAtReset = quota.isSpent(at: now + 4)
+        #expect(!spentAtReset, "the period starts again at the reset")
+    }
+
     @Test func unlimitedByDefaultAndCountsOnlyAcceptedUpdates() throws {
         var server = InMemoryPushWard()
         #expect(server.handle(patch, at: now) == 404)

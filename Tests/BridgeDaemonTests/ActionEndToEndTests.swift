@@ -60,7 +60,16 @@ struct ActionEndToEndTests {
             github.setWebhookURL("http://127.0.0.1:\(daemon.port)/webhook")
         }
 
-        deinit { try? FileManager.default.removeItem(atPath: directory) }
+        /// Stops the daemon too (a second stop does nothing): a test that failed a `#require` before
+        /// its own `shutdown()` otherwise left the daemon serving for the rest of the run, holding
+        /// its two listeners' threads and descriptors and its database, whose directory was gone.
+        deinit {
+            let (daemon, directory) = (daemon, directory)
+            Thread.detachNewThread {
+                daemon.stop()
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
 
         func deliver(_ events: [WebhookEvent]) {
             for event in events {
@@ -97,6 +106,14 @@ struct ActionEndToEndTests {
         func actions(runID: Int) throws -> [ActionRecord] {
             try BridgeDatabase(path: databasePath, readOnly: true).actions(repository: "acme/widgets", runID: runID)
         }
+
+        /// When the newest live `kind` token of run `runID` (attempt 1) expires, by the same query
+        /// the daemon asks before it re-issues a button; nil once none is live.
+        func liveTokenExpiry(_ kind: ActionKind, runID: Int) -> UnixTime? {
+            let run = RunKey(repository: "acme/widgets", runID: runID, attempt: 1)
+            return try? BridgeDatabase(path: databasePath, readOnly: true)
+                .liveTokenExpiry(kind, run: run, at: Date().timeIntervalSince1970)
+        }
     }
 
     static func script(_ runID: Int, ago: Double = 900) -> RunScript {
@@ -108,6 +125,33 @@ struct ActionEndToEndTests {
     }
 
     static func rerunPath(_ runID: Int) -> String { "/repos/acme/widgets/actions/runs/\(runID)/rerun-failed-jobs" }
+
+    /// True when something accepts a TCP connection on loopback `port`.
+    static func listening(_ port: Int) -> Bool {
+        let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socketDescriptor >= 0 else { return false }
+        defer { close(socketDescriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    @Test("a Bridge let go without shutdown() stops its daemon: no listener, no database left behind")
+    func releasedBridgeStops() async throws {
+        var bridge: Bridge? = try Bridge()
+        let (port, adminPort, directory) = try #require(
+            bridge.map { ($0.daemon.port, $0.daemon.adminPort, $0.directory) })
+        #expect(Self.listening(port) && Self.listening(adminPort))
+        bridge = nil
+        #expect(await Self.eventually { !Self.listening(port) && !Self.listening(adminPort) })
+        #expect(await Self.eventually { !FileManager.default.fileExists(atPath: directory) })
+    }
 
     @Test("re-run from the failed end frame: GitHub is asked once, the card says who asked, the audit keeps it")
     func rerunFromTheCard() async throws {
@@ -364,7 +408,11 @@ struct ActionEndToEndTests {
         bridge.deliver(Self.script(7).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
         let button = try #require(bridge.cardButton)
-        try await Task.sleep(for: .seconds(11))
+        #expect(bridge.liveTokenExpiry(.rerun, runID: 7) != nil, "the button's token is live at first")
+        // Waits for the expiry itself, as the store records it, not a fixed 11 s from now: the
+        // token's life started at the mint, which a sanitizer's slower start may put long before
+        // the card is seen.
+        #expect(await Self.eventually(timeout: 15) { bridge.liveTokenExpiry(.rerun, runID: 7) == nil })
         #expect(try await bridge.press(button.url).status == 404)
         #expect(bridge.github.actions.isEmpty)
         #expect(try bridge.actions(runID: 7).isEmpty, "an expired token is not a press")
@@ -383,7 +431,10 @@ struct ActionEndToEndTests {
         ])
         #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" })
         let first = try #require(bridge.cardButton)
-        try await Task.sleep(for: .seconds(5.5))
+        // Past half the first token's life by the expiry the store holds (the daemon's own test,
+        // `expiry < now + ttl / 2`), not a fixed 5.5 s after the card was seen.
+        let expiry = try #require(bridge.liveTokenExpiry(.cancel, runID: 9))
+        #expect(await Self.eventually(timeout: 15) { Date().timeIntervalSince1970 > expiry - 5 + 0.1 })
         bridge.deliver([script.job(901, "test", "in_progress", createdAt: 4, startedAt: 5)])
         #expect(await Self.eventually { bridge.cardButton.map { $0.url != first.url } ?? false })
         let second = try #require(bridge.cardButton)

@@ -119,15 +119,15 @@ struct CLIControlCharacterTests {
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         let command = arguments.map { "'" + $0 + "'" }.joined(separator: " ")
         let status = try await offPool { () -> Int32 in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = ["--kill-after=5", "20", "/usr/bin/script", "-qec", command, "/dev/null"]
-            process.environment = BridgeProcess.baseEnvironment
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
+            let process = try SpawnedProcess(
+                executable: "/usr/bin/timeout",
+                arguments: ["--kill-after=5", "20", "/usr/bin/script", "-qec", command, "/dev/null"],
+                environment: BridgeProcess.baseEnvironment, standardOutput: .file(output))
+            // `timeout` bounds it at 25 s; this bounds `timeout`.
+            guard process.wait(timeout: 40) else {
+                ChildProcess.kill9(process)
+                return -1
+            }
             return process.terminationStatus
         }
         #expect(status == 0, "\(arguments) on a terminal exited with \(status)")

@@ -16,11 +16,10 @@ struct CrashRecoveryTests {
 
     /// `pushward-bridge serve` as a child process; its webhook port is read from its first log line.
     final class ServeProcess {
-        let process = Process()
+        let process: SpawnedProcess
         let port: Int
         /// The admin listener's port (metrics, the admin API).
         let adminPort: Int
-        private let errors = Pipe()
 
         /// - Parameter log: a file that gets the child's log lines (stderr), for a failing test to show.
         init(configPath: String, log: String? = nil) throws {
@@ -28,17 +27,15 @@ struct CrashRecoveryTests {
             guard FileManager.default.isExecutableFile(atPath: binary.path) else {
                 throw Failure("the pushward-bridge binary is missing at \(binary.path): build it with the tests")
             }
-            process.executableURL = binary
-            process.arguments = ["serve", "--config", configPath]
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            process = try SpawnedProcess(
+                executable: binary.path, arguments: ["serve", "--config", configPath], standardError: .pipe)
+            let handle = process.standardError!
             var buffer = Data()
             let deadline = Date().addingTimeInterval(10)
             var found: Int?
             var admin = 0
             while found == nil, Date() < deadline {
-                let chunk = errors.fileHandleForReading.availableData
+                let chunk = handle.availableData
                 if chunk.isEmpty { break }
                 buffer += chunk
                 for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
@@ -54,7 +51,6 @@ struct CrashRecoveryTests {
             port = found
             adminPort = admin
             // Keep draining stderr so the child never blocks on a full pipe.
-            let handle = errors.fileHandleForReading
             let sink = log.flatMap { path -> FileHandle? in
                 _ = FileManager.default.createFile(atPath: path, contents: buffer)
                 return FileHandle(forWritingAtPath: path).map {

@@ -175,6 +175,17 @@ final class RunningDaemon: @unchecked Sendable {
         return RunningDaemon(daemon: daemon, log: log, configuration: parsed, directory: directory)
     }
 
+    /// Stops the daemon if the test did not (a second stop does nothing): one left serving holds
+    /// its listeners' threads and descriptors and its database for the rest of the run. The
+    /// directory goes only after the stop.
+    deinit {
+        let (daemon, directory) = (daemon, directory)
+        Thread.detachNewThread {
+            daemon.stop()
+            withExtendedLifetime(directory) {}
+        }
+    }
+
     var port: Int { daemon.port }
     var databasePath: String { configuration.database }
 

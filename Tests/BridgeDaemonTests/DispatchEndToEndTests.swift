@@ -58,8 +58,15 @@ struct DispatchEndToEndTests {
                 logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
         }
 
+        /// Stops the daemon too (a second stop does nothing), so a test that failed before its
+        /// own shutdown leaves no daemon serving, with its listeners and database, for the rest of
+        /// the run.
         deinit {
-            try? FileManager.default.removeItem(atPath: directory)
+            let (daemon, directory) = (daemon, directory)
+            Thread.detachNewThread {
+                daemon.stop()
+                try? FileManager.default.removeItem(atPath: directory)
+            }
         }
 
         /// Posts one signed delivery and returns the status.

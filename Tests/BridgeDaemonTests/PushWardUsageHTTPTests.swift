@@ -202,11 +202,10 @@ struct PushWardUsageHTTPTests {
     func dispatcherHonoursTheCountedQuota() async throws {
         typealias EndToEnd = DispatchEndToEndTests
         let fake = try FakePushWardServer()
-        // Far enough ahead that a loaded machine (ThreadSanitizer makes it ten times slower) reaches
-        // the refusal before the fake's period rolls over (which would move reset_at a month on and
-        // pause the bridge that long).
-        let resetAt = (Date().timeIntervalSince1970 + 20).rounded(.up)
-        fake.setQuota(limit: 2, resetsAt: resetAt)
+        // The period resets 3 s after the refusal, whenever that comes: a reset fixed in advance
+        // passed before the refusal under ThreadSanitizer, and the rolled-over period then moved
+        // reset_at a month on.
+        fake.setQuota(limit: 2, resetsAt: Date().timeIntervalSince1970 + 3_600, resetsAfterRefusal: 3)
         let bridge = try EndToEnd.Bridge(fake: fake)
         for event in EndToEnd.script.deliveries(waves: EndToEnd.waves) { try await bridge.deliver(event) }
         #expect(await EndToEnd.eventually { fake.requests.contains { $0.status == 429 } })
@@ -220,7 +219,8 @@ struct PushWardUsageHTTPTests {
         #expect(refused == 2, "the two updates the limit allows, then the refusal")
         #expect(requests.filter { $0.status == 429 }.count == 1, "nothing is sent while the quota is spent")
         let resumed = try #require(requests.indices.contains(refused + 1) ? requests[refused + 1] : nil)
-        #expect(resumed.at >= resetAt - 0.1)
+        // Not before the reset the refusal named: 3 s after it, to the whole second.
+        #expect(resumed.at >= requests[refused].at + 3 - 0.1)
         #expect(bridge.logs.all.filter { $0.contains("quota exhausted") }.count == 1)
     }
 

@@ -130,16 +130,11 @@ struct StatusPageBrowserTests {
             + ["--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage"]
             + ["--user-data-dir=\(profile)"] + arguments
         let status = try await offPool { () -> Int32 in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = full
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-            try process.run()
+            let process = try SpawnedProcess(
+                executable: "/usr/bin/timeout", arguments: full, standardInput: .inherit,
+                standardOutput: .file(stdoutPath), standardError: .file(stderrPath))
             // A second bound, should `timeout` itself hang.
-            let deadline = Date().addingTimeInterval(Double(timeout) + 15)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-            if process.isRunning {
+            if !process.wait(timeout: Double(timeout) + 15) {
                 ChildProcess.kill9(process)
                 return -1
             }

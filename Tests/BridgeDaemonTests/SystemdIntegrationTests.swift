@@ -74,16 +74,13 @@ struct SystemdIntegrationTests {
     /// `serve` on the scratch directory's configuration, with `notify` as systemd's notify socket
     /// and `environment` added to this process's.
     static func serve(_ directory: String, notify: NotifySocket, environment extra: [String: String] = [:]) throws
-        -> Process
+        -> SpawnedProcess
     {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", "--config", directory + "/config.json"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
-            .merging(extra) { $1 }
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        try SpawnedProcess(
+            executable: binary.path, arguments: ["serve", "--config", directory + "/config.json"],
+            environment: ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+                .merging(extra) { $1 },
+            standardInput: .inherit, standardOutput: .inherit)
     }
 
     @Test("with NOTIFY_SOCKET the binary says READY=1, then STOPPING=1, and exits 0 on SIGTERM")
@@ -99,7 +96,7 @@ struct SystemdIntegrationTests {
         let afterMigrations = started.drop { $0.hasPrefix("EXTEND_TIMEOUT_USEC=") }
         #expect(afterMigrations.first?.hasPrefix("READY=1") == true, "\(started)")
         #expect(started.contains("WATCHDOG=1"), "a watchdog keep-alive every half WATCHDOG_USEC")
-        kill(process.processIdentifier, SIGTERM)
+        process.send(SIGTERM)
         let stopping = notify.messages(until: { $0.contains("STOPPING=1") })
         #expect(ChildProcess.wait(for: process, timeout: 60), "exits after SIGTERM")
         #expect(stopping.contains("STOPPING=1"), "\(stopping)")
@@ -115,11 +112,11 @@ struct SystemdIntegrationTests {
             let notify = try NotifySocket(path: directory + "/notify.sock")
             let process = try Self.serve(directory, notify: notify)
             let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
-            kill(process.processIdentifier, SIGTERM)
+            process.send(SIGTERM)
             let stopped = ChildProcess.wait(for: process, timeout: 20)
             #expect(stopped, "still running after SIGTERM; it said \(started)")
             if !stopped {
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
                 return
             }
             #expect(ChildProcess.status(of: process) == 0)
@@ -138,7 +135,7 @@ struct SystemdIntegrationTests {
         let notify = try NotifySocket(path: directory + "/notify.sock")
         let process = try Self.serve(directory, notify: notify)
         let started = notify.messages(until: { $0.contains { $0.hasPrefix("READY=1") } })
-        kill(process.processIdentifier, SIGTERM)
+        process.send(SIGTERM)
         #expect(ChildProcess.wait(for: process, timeout: 60), "exits after SIGTERM")
         let last = BridgeSchema.migrations.count
         #expect(
@@ -169,17 +166,14 @@ struct SystemdIntegrationTests {
         }
         let port = Int(UInt16(bigEndian: address.sin_port))
         close(probe)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: activator)
         // The activator hands the binary only PATH, HOME, USER and TERM: pass the sanitizer options
         // (`make sanitize`) on, so a report of the binary lands where the target looks.
-        process.arguments =
-            ["-l", "127.0.0.1:\(port)"] + BridgeProcess.sanitizerOptions.keys.sorted().map { "--setenv=\($0)" } + [
-                Self.binary.path, "serve", "--config", directory + "/config.json",
-            ]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
+        let process = try SpawnedProcess(
+            executable: activator,
+            arguments: ["-l", "127.0.0.1:\(port)"]
+                + BridgeProcess.sanitizerOptions.keys.sorted().map { "--setenv=\($0)" }
+                + [Self.binary.path, "serve", "--config", directory + "/config.json"],
+            standardInput: .inherit, standardOutput: .inherit, standardError: .file(directory + "/activator.log"))
         defer { ChildProcess.terminate(process) }
         var status = 0
         let deadline = Date().addingTimeInterval(10)
