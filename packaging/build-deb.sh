@@ -35,6 +35,16 @@ install -d -m 0755 "$root/DEBIAN"
 install -D -m 0755 "$binary" "$root/usr/bin/pushward-bridge"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/pushward-bridge"
 
+# A binary that needs the toolchain's shared libraries would install and then not start:
+# dpkg-shlibdeps finds no Debian package for them and would leave them out of Depends.
+toolchain_libraries=$(readelf -d "$root/usr/bin/pushward-bridge" |
+	sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -E '^lib(swift|Foundation|dispatch|BlocksRuntime|_Foundation|XCTest|Testing)' || true)
+if [ -n "$toolchain_libraries" ]; then
+	echo "build-deb: $binary links the Swift toolchain's libraries (not a --static-swift-stdlib build?):" \
+		$toolchain_libraries >&2
+	exit 1
+fi
+
 # The units name the installed binary and the packaged documentation.
 sed -e 's#/usr/local/bin/pushward-bridge#/usr/bin/pushward-bridge#' \
 	-e 's#^Documentation=.*#Documentation=man:pushward-bridge(1) man:pushward-bridge.json(5)#' \
@@ -73,12 +83,10 @@ cp "$here/debian/control" "$here/debian/changelog" "$work/src/debian/"
 	dpkg-gencontrol -v"$version" -Tdebian/substvars -P"$root" -cdebian/control -ldebian/changelog \
 		-fdebian/files
 )
-if grep -qi swift "$root/DEBIAN/control"; then
-	echo "build-deb: the control file names the Swift toolchain:" >&2
-	cat "$root/DEBIAN/control" >&2
+if grep -i '^Depends:.*swift' "$root/DEBIAN/control" >&2; then
+	echo "build-deb: Depends names the Swift toolchain" >&2
 	exit 1
 fi
-
 mkdir -p "$outdir"
 deb="$outdir/pushward-bridge_${version}_${arch}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
