@@ -28,7 +28,8 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-root=$work/root
+# debian/<package> of a scratch source tree: where dpkg-shlibdeps and dpkg-gencontrol expect it.
+root=$work/src/debian/pushward-bridge
 doc=$root/usr/share/doc/pushward-bridge
 
 install -d -m 0755 "$root/DEBIAN"
@@ -66,7 +67,6 @@ install -D -m 0644 "$here/debian/copyright" "$doc/copyright"
 gzip -9n <"$here/debian/changelog" >"$doc/changelog.gz"
 chmod 0644 "$doc/changelog.gz"
 install -D -m 0644 "$repo/config.example.json" "$doc/examples/config.example.json"
-install -D -m 0644 "$here/debian/lintian-overrides" "$root/usr/share/lintian/overrides/pushward-bridge"
 
 for script in postinst prerm postrm; do
 	install -m 0755 "$here/debian/$script" "$root/DEBIAN/$script"
@@ -75,18 +75,25 @@ done
 # dpkg-shlibdeps and dpkg-gencontrol work on a debian/ directory: a scratch one with the control
 # file and changelog. Depends comes from the libraries the binary links (never the toolchain:
 # nothing of it is linked dynamically).
-mkdir -p "$work/src/debian"
 cp "$here/debian/control" "$here/debian/changelog" "$work/src/debian/"
 (
 	cd "$work/src"
-	dpkg-shlibdeps -Tdebian/substvars -e "$root/usr/bin/pushward-bridge"
-	dpkg-gencontrol -v"$version" -Tdebian/substvars -P"$root" -cdebian/control -ldebian/changelog \
-		-fdebian/files
+	dpkg-shlibdeps -Tdebian/substvars -e debian/pushward-bridge/usr/bin/pushward-bridge
+	dpkg-gencontrol -v"$version" -Tdebian/substvars -Pdebian/pushward-bridge -cdebian/control \
+		-ldebian/changelog -fdebian/files
 )
 if grep -i '^Depends:.*swift' "$root/DEBIAN/control" >&2; then
 	echo "build-deb: Depends names the Swift toolchain" >&2
 	exit 1
 fi
+# Checksums of every file but the conffile (dpkg keeps its own for that), as dh_md5sums writes them.
+(
+	cd "$root"
+	find . -type f ! -path './DEBIAN/*' ! -path './etc/*' -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum \
+		>DEBIAN/md5sums
+)
+chmod 0644 "$root/DEBIAN/md5sums"
+
 mkdir -p "$outdir"
 deb="$outdir/pushward-bridge_${version}_${arch}.deb"
 dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
