@@ -76,7 +76,7 @@ import json, sys
 commands = json.load(open(sys.argv[1]))["commands"]
 text = open(sys.argv[2]).read().replace("\u2010", "-")
 missing = [c["name"] for c in commands if c["name"] not in text]
-missing += [f'{c["name"]} {o}' for c in commands for o in c["options"] + c["flags"] if o not in text]
+missing += [f'{c["name"]} {o}' for c in commands for o in c["options"] + c["flags"] + c["aliases"] if o not in text]
 if missing:
     print("not in pushward-bridge(1):", missing, file=sys.stderr)
     sys.exit(1)

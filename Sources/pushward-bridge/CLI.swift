@@ -110,7 +110,7 @@ enum CLI {
         RenderCommand.spec, ReplayCommand.spec, versionSpec, helpSpec,
     ]
 
-    static let versionSpec = CommandSpec(name: "version") { runVersion($0) }
+    static let versionSpec = CommandSpec(name: "version", aliases: ["--version"]) { runVersion($0) }
 
     static func runVersion(_ arguments: [String]) -> ExitCode {
         switch parse(arguments, spec: versionSpec, help: help) {
@@ -122,7 +122,7 @@ enum CLI {
         return .success
     }
 
-    static let helpSpec = CommandSpec(name: "help", flags: ["json"]) { runHelp($0) }
+    static let helpSpec = CommandSpec(name: "help", aliases: ["--help", "-h"], flags: ["json"]) { runHelp($0) }
 
     /// `help [--json]`: the usage text, or every command with its options as one JSON object
     /// (`{"commands": [...]}`, see `CommandSpec.json`): what docs/cli.md is checked against, and
@@ -145,12 +145,7 @@ enum CLI {
     static func run(_ arguments: [String]) -> ExitCode {
         guard let command = arguments.first else { return usage("no command given", help: help) }
         let rest = Array(arguments.dropFirst())
-        switch command {
-        case "--version": return run(["version"] + rest)
-        case "--help", "-h": return run(["help"] + rest)
-        default: break
-        }
-        guard let spec = commands.first(where: { $0.name == command }) else {
+        guard let spec = commands.first(where: { $0.name == command || $0.aliases.contains(command) }) else {
             return usage("unknown command \(command)", help: help)
         }
         return spec.run(rest)

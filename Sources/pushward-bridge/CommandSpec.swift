@@ -10,18 +10,21 @@ struct CommandSpec: Sendable {
     var name: String
     /// The words that may follow `name` (`list`, `show`); empty for a command that takes none.
     var subcommands: [String] = []
+    /// Other words that select the command (`--version` for `version`).
+    var aliases: [String] = []
     /// Options that take a value: `--config PATH`.
     var valued: Set<String> = []
     /// Options that take none: `--json`. Every command also takes `--help` (`CLI.parse`).
     var flags: Set<String> = []
     var run: @Sendable ([String]) -> ExitCode
 
-    /// `{"name", "subcommands", "options", "flags"}`, options and flags with their `--`, `--help`
+    /// `{"name", "aliases", "subcommands", "options", "flags"}`, options and flags with their `--`, `--help`
     /// included: what the parser accepts after `name`.
     var json: JSONValue {
         .object([
             "name": .string(name),
             "subcommands": .array(subcommands.map { .string($0) }),
+            "aliases": .array(aliases.map { .string($0) }),
             "options": .array(valued.sorted().map { .string("--" + $0) }),
             "flags": .array(flags.union(["help"]).sorted().map { .string("--" + $0) }),
         ])
