@@ -136,7 +136,8 @@ check-units:
 
 # The man pages, from the project's own docs: docs/cli.md is pushward-bridge(1), docs/configuration.md
 # pushward-bridge.json(5). Built (never committed), so they cannot fall behind the pages; the
-# tests check the pages against what the binary accepts (DocumentedInterfaceTests).
+# tests check the pages against what the binary accepts (DocumentedCommandsTests,
+# DocumentedConfigurationTests).
 MANDIR ?= .build/man
 VERSION = $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/BridgeDaemon/Daemon.swift)
 MAN_DATE = $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)

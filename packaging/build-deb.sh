@@ -50,6 +50,7 @@ fi
 sed -e 's#/usr/local/bin/pushward-bridge#/usr/bin/pushward-bridge#' \
 	-e 's#^Documentation=.*#Documentation=man:pushward-bridge(1) man:pushward-bridge.json(5)#' \
 	-e 's#^\# Install with `make install`#\# Installed by the Debian package#' \
+	-e 's#(see README)#(see pushward-bridge(1))#' \
 	"$repo/deploy/pushward-bridge.service" >"$work/pushward-bridge.service"
 install -D -m 0644 "$work/pushward-bridge.service" "$root/usr/lib/systemd/system/pushward-bridge.service"
 install -D -m 0644 "$repo/deploy/pushward-bridge.socket" "$root/usr/lib/systemd/system/pushward-bridge.socket"
