@@ -166,3 +166,18 @@ if dpkg-statoverride --list | grep -q pushward-bridge; then fail "statoverrides 
 [ ! -e /etc/systemd/system/multi-user.target.wants/pushward-bridge.service ] || fail "the enablement link is left"
 dpkg-query -W pushward-bridge >/dev/null 2>&1 && fail "dpkg still knows the package"
 pass "purged: configuration, secrets and state gone (the system user stays, as Debian keeps them)"
+
+# --- no systemd-sysusers or systemd-tmpfiles: adduser and install make the same ----------------
+# Both hidden in a mount namespace (/dev/null over them is no executable), the user deleted first
+# so the postinst has to create it.
+userdel pushward-bridge 2>/dev/null || true
+unshare -m sh -c "mount --bind /dev/null /usr/bin/systemd-sysusers && mount --bind /dev/null /usr/bin/systemd-tmpfiles &&
+	! command -v systemd-sysusers >/dev/null && dpkg -i '$deb' >/dev/null" || fail "dpkg -i without systemd-sysusers"
+getent passwd pushward-bridge >/dev/null || fail "adduser made no pushward-bridge user"
+[ "$(getent passwd pushward-bridge | cut -d: -f6,7)" = "/var/lib/pushward-bridge:/usr/sbin/nologin" ] ||
+	fail "the adduser user is $(getent passwd pushward-bridge)"
+[ "$(stat -c '%U %a' /var/lib/pushward-bridge)" = "pushward-bridge 700" ] || fail "no state directory without tmpfiles"
+[ "$(stat -c '%U %a' /etc/pushward-bridge/credentials)" = "root 700" ] || fail "no credentials directory without tmpfiles"
+dpkg -P pushward-bridge >/dev/null
+[ ! -e /var/lib/pushward-bridge ] || fail "purge left /var/lib/pushward-bridge"
+pass "without systemd-sysusers and systemd-tmpfiles: adduser made the user, the postinst the directories"
