@@ -79,7 +79,8 @@ done
 cp "$here/debian/control" "$here/debian/changelog" "$work/src/debian/"
 (
 	cd "$work/src"
-	dpkg-shlibdeps -Tdebian/substvars -e debian/pushward-bridge/usr/bin/pushward-bridge
+	# -eFILE in one word: dpkg-shlibdeps reads "-e FILE" as an -e of nothing, then FILE.
+	dpkg-shlibdeps -Tdebian/substvars -edebian/pushward-bridge/usr/bin/pushward-bridge
 	dpkg-gencontrol -v"$version" -Tdebian/substvars -Pdebian/pushward-bridge -cdebian/control \
 		-ldebian/changelog -fdebian/files
 )
