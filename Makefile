@@ -4,6 +4,8 @@
 #               PushWard validated against PushWard's OpenAPI document (Tests/openapi)
 #   make sanitize   the whole suite under ThreadSanitizer, then under AddressSanitizer
 #   make fuzz       libFuzzer on the webhook decoder, the ingest path, merge-patch and the listeners' routes, FUZZ_SECONDS (60) each
+#   make deb        dist/pushward-bridge_<version>_<arch>.deb: a static release build, needs no Swift on the host
+#   make man        the man pages pushward-bridge(1) and pushward-bridge.json(5) from docs/, in .build/man
 
 SWIFT       ?= swift
 CONFIG      ?= config.example.json
@@ -12,6 +14,9 @@ DEB_PACKAGES := libsqlite3-dev libssl-dev libmicrohttpd-dev liblz4-dev libpq-dev
 # What only the tests need: Chromium renders the status page, systemd-analyze checks the units,
 # Python's jsonschema and YAML validate the requests the tests sent against PushWard's OpenAPI document.
 TEST_DEB_PACKAGES := chromium systemd postgresql python3-jsonschema python3-yaml
+# What `make deb` needs: libcurl's headers for the static Foundation, pandoc for the man pages,
+# Debian's packaging tools, and lintian to check the result.
+PACKAGE_DEB_PACKAGES := libcurl4-openssl-dev pandoc dpkg-dev lintian
 # The interpreter Debian's python3-* packages install for (a python3 earlier on PATH may not have them).
 PYTHON      ?= /usr/bin/python3
 # Where the fake PushWard writes every request it receives (PUSHWARD_FAKE_REQUEST_LOG), for
@@ -19,6 +24,7 @@ PYTHON      ?= /usr/bin/python3
 REQUEST_LOG ?= $(CURDIR)/.build/pushward-requests
 
 .PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units install uninstall \
+	man deb deb-deps lint-deb test-deb \
 	format lint bench bench-limits bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
 all: build
@@ -128,6 +134,45 @@ check-units:
 	done; \
 	rm -rf $$dir
 
+# The man pages, from the project's own docs: docs/cli.md is pushward-bridge(1), docs/configuration.md
+# pushward-bridge.json(5). Built (never committed), so they cannot fall behind the pages; the
+# tests check the pages against what the binary accepts (DocumentedCommandsTests,
+# DocumentedConfigurationTests).
+MANDIR ?= .build/man
+VERSION = $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/BridgeDaemon/Daemon.swift)
+MAN_DATE = $(shell git log -1 --format=%cs 2>/dev/null || date -u +%F)
+PANDOC_MAN = pandoc -s -t man --shift-heading-level-by=-1 --lua-filter packaging/manpage.lua \
+	-M "header=pushward-bridge manual" -M "footer=pushward-bridge $(VERSION)" -M date=$(MAN_DATE)
+man:
+	@$(MAKE) --no-print-directory install-packages PACKAGES=pandoc
+	mkdir -p $(MANDIR)
+	$(PANDOC_MAN) -M name=pushward-bridge -M section=1 docs/cli.md -o $(MANDIR)/pushward-bridge.1
+	$(PANDOC_MAN) -M name=pushward-bridge.json -M section=5 docs/configuration.md -o $(MANDIR)/pushward-bridge.json.5
+
+# The Debian package (README, "Install from the Debian package"): a release build with the Swift
+# runtime and Foundation linked in (--static-swift-stdlib; FoundationNetworking needs libcurl named),
+# so the package depends on Debian libraries only. --product: the test-support target imports
+# Testing, which has no static library. -z now: full RELRO, the relocations resolved at start and
+# made read-only, as Debian builds its daemons. packaging/build-deb.sh assembles and builds the
+# package, then lintian checks it (errors fail; the notes kept are in the README).
+STATIC_BUILD = $(SWIFT) build -c release --static-swift-stdlib -Xlinker -lcurl -Xlinker -z -Xlinker now \
+	--product pushward-bridge
+deb-deps: deps
+	@$(MAKE) --no-print-directory install-packages PACKAGES="$(PACKAGE_DEB_PACKAGES)"
+
+deb: deb-deps man
+	$(STATIC_BUILD)
+	packaging/build-deb.sh "$$($(STATIC_BUILD) --show-bin-path)/pushward-bridge" $(MANDIR) dist
+	@$(MAKE) --no-print-directory lint-deb
+
+lint-deb:
+	lintian --fail-on error --display-info \
+		dist/pushward-bridge_$(VERSION)_$$(dpkg --print-architecture).deb
+
+# Installs, runs, removes and purges the package on this machine (root; packaging/test-deb.sh).
+test-deb: deb
+	packaging/test-deb.sh dist/pushward-bridge_$(VERSION)_$$(dpkg --print-architecture).deb
+
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
 
@@ -225,4 +270,4 @@ uninstall:
 	@echo "kept /etc/pushward-bridge and /var/lib/pushward-bridge (configuration, secrets, database)"
 
 clean:
-	rm -rf .build
+	rm -rf .build dist

@@ -24,6 +24,7 @@ enum CLI {
           github hooks (--repo OWNER/NAME | --org ORG) [--url URL] [--check] [--json]
                                            create or fix the GitHub webhook the bridge needs
           version                          print the version
+          help [--json]                    this text; --json: every command and the options it takes
 
         Run 'pushward-bridge <command> --help' for a command's options.
         """
@@ -32,6 +33,11 @@ enum CLI {
     /// or recordings, so the message is sanitized for the terminal (`TerminalText`).
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("pushward-bridge: \(TerminalText.sanitized(message))\n".utf8))
+    }
+
+    /// A command's arguments, parsed with the options its spec lists (see `parse(_:valued:flags:help:)`).
+    static func parse(_ arguments: [String], spec: CommandSpec, help: String) -> Result<ParsedArguments, ExitCode> {
+        parse(arguments, valued: spec.valued, flags: spec.flags, help: help)
     }
 
     /// A command's arguments, or the exit code when it is already done: `--help` printed its
@@ -100,26 +106,50 @@ enum CLI {
         }
     }
 
+    /// Every command `run` dispatches to, in the order of the help text.
+    static let commands: [CommandSpec] = [
+        ServeCommand.spec, CheckConfigCommand.spec, RunsCommand.spec, ExplainCommand.spec, DeliveriesCommand.spec,
+        RenderCommand.spec, ReplayCommand.spec, GitHubHooksCommand.spec, versionSpec, helpSpec,
+    ]
+
+    static let versionSpec = CommandSpec(name: "version", aliases: ["--version"]) { runVersion($0) }
+
+    static func runVersion(_ arguments: [String]) -> ExitCode {
+        switch parse(arguments, spec: versionSpec, help: help) {
+        case .success(let parsed) where parsed.positionals.isEmpty: break
+        case .success: return usage("version takes no arguments", help: help)
+        case .failure(let code): return code
+        }
+        print("pushward-bridge \(version)")
+        return .success
+    }
+
+    static let helpSpec = CommandSpec(name: "help", aliases: ["--help", "-h"], flags: ["json"]) { runHelp($0) }
+
+    /// `help [--json]`: the usage text, or every command with its options as one JSON object
+    /// (`{"commands": [...]}`, see `CommandSpec.json`): what docs/cli.md is checked against, and
+    /// what a shell completion can be made from.
+    static func runHelp(_ arguments: [String]) -> ExitCode {
+        let parsed: ParsedArguments
+        switch parse(arguments, spec: helpSpec, help: help) {
+        case .success(let value): parsed = value
+        case .failure(let code): return code
+        }
+        guard parsed.positionals.isEmpty else { return usage("help takes no arguments", help: help) }
+        guard parsed.flags.contains("json") else {
+            print(help)
+            return .success
+        }
+        print(JSONValue.object(["commands": .array(commands.map(\.json))]).canonicalString)
+        return .success
+    }
+
     static func run(_ arguments: [String]) -> ExitCode {
         guard let command = arguments.first else { return usage("no command given", help: help) }
         let rest = Array(arguments.dropFirst())
-        switch command {
-        case "render": return RenderCommand.run(rest)
-        case "serve": return ServeCommand.run(rest)
-        case "check-config": return CheckConfigCommand.run(rest)
-        case "runs": return RunsCommand.run(rest)
-        case "deliveries": return DeliveriesCommand.run(rest)
-        case "replay": return ReplayCommand.run(rest)
-        case "explain": return ExplainCommand.run(rest)
-        case "github": return GitHubHooksCommand.dispatch(rest)
-        case "version", "--version":
-            print("pushward-bridge \(version)")
-            return .success
-        case "help", "--help", "-h":
-            print(help)
-            return .success
-        default:
+        guard let spec = commands.first(where: { $0.name == command || $0.aliases.contains(command) }) else {
             return usage("unknown command \(command)", help: help)
         }
+        return spec.run(rest)
     }
 }

@@ -26,9 +26,11 @@ enum CheckConfigCommand {
         that object; the configuration itself is still valid.
         """
 
+    static let spec = CommandSpec(name: "check-config", valued: ["config", "database"]) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config", "database"], flags: [], help: help) {
+        switch CLI.parse(arguments, spec: spec, help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }

@@ -13,9 +13,13 @@ enum DeliveriesCommand {
         GitHub delivered it again. `show` includes the payload while retention keeps it.
         """
 
+    static let spec = CommandSpec(
+        name: "deliveries", subcommands: ["list", "show"], valued: ["config", "database", "limit"], flags: ["json"]
+    ) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config", "database", "limit"], flags: ["json"], help: help) {
+        switch CLI.parse(arguments, spec: spec, help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }

@@ -30,6 +30,11 @@ enum GitHubHooksCommand {
         78 when the configuration lacks github.api, a secret or a URL.
         """
 
+    /// `github hooks` in the CLI's table of commands (`help --json`, docs/cli.md).
+    static let spec = CommandSpec(
+        name: "github", subcommands: ["hooks"], valued: ["config", "repo", "org", "url"], flags: ["check", "json"]
+    ) { dispatch($0) }
+
     /// `github <subcommand>`: only `hooks` so far.
     static func dispatch(_ arguments: [String]) -> ExitCode {
         guard let subcommand = arguments.first else { return CLI.usage("github needs a subcommand: hooks", help: help) }
@@ -52,7 +57,7 @@ enum GitHubHooksCommand {
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config", "repo", "org", "url"], flags: ["check", "json"], help: help) {
+        switch CLI.parse(arguments, spec: spec, help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }

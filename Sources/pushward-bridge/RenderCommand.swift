@@ -38,10 +38,13 @@ enum RenderCommand {
         return engine
     }
 
+    static let spec = CommandSpec(
+        name: "render", valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"]
+    ) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(
-            arguments, valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"], help: help)
+        switch CLI.parse(arguments, spec: spec, help: help)
         {
         case .success(let value): parsed = value
         case .failure(let code): return code

@@ -19,9 +19,11 @@ enum ReplayCommand {
         between deliveries. Exit 0 when every delivery got a 2xx, 1 otherwise.
         """
 
+    static let spec = CommandSpec(name: "replay", valued: ["url", "secret", "delay"]) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["url", "secret", "delay"], flags: [], help: help) {
+        switch CLI.parse(arguments, spec: spec, help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }

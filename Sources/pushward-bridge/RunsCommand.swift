@@ -17,10 +17,14 @@ enum RunsCommand {
         Reads the database; safe while the daemon runs.
         """
 
+    static let spec = CommandSpec(
+        name: "runs", subcommands: ["list", "show"], valued: ["config", "database", "repo", "limit"],
+        flags: ["json", "no-color"]
+    ) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(
-            arguments, valued: ["config", "database", "repo", "limit"], flags: ["json", "no-color"], help: help)
+        switch CLI.parse(arguments, spec: spec, help: help)
         {
         case .success(let value): parsed = value
         case .failure(let code): return code

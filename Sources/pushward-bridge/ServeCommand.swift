@@ -18,9 +18,11 @@ enum ServeCommand {
         one JSON object a line otherwise (journald); "log_format": "text" or "json" forces either.
         """
 
+    static let spec = CommandSpec(name: "serve", valued: ["config"]) { run($0) }
+
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
-        switch CLI.parse(arguments, valued: ["config"], flags: [], help: help) {
+        switch CLI.parse(arguments, spec: spec, help: help) {
         case .success(let value): parsed = value
         case .failure(let code): return code
         }

@@ -39,17 +39,12 @@ struct TerminalOutputTests {
         let command = (wrapped + [BridgeProcess.binary.path] + arguments).map(quoted).joined(separator: " ")
         let output = directory.path("terminal-\(UUID().uuidString).out")
         _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = BridgeProcess.baseEnvironment
-        process.currentDirectoryURL = directory.url
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard ChildProcess.wait(for: process, timeout: 30) else {
-            kill(process.processIdentifier, SIGKILL)
+        let process = try SpawnedProcess(
+            executable: "/usr/bin/script", arguments: ["-qec", command, "/dev/null"],
+            environment: BridgeProcess.baseEnvironment, directory: directory.url.path, standardInput: .null,
+            standardOutput: .file(output), standardError: .null)
+        guard process.wait(timeout: 30) else {
+            _ = process.send(SIGKILL)
             throw TestFailure("script \(command) did not finish within 30 s")
         }
         return ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").replacingOccurrences(

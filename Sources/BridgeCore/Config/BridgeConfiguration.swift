@@ -104,6 +104,12 @@ public struct BridgeConfiguration: Sendable, Equatable {
 
     /// Parses a configuration document.
     public init(json data: Data) throws(ConfigurationError) {
+        try self.init(json: data, keyLog: nil)
+    }
+
+    /// Parses a configuration document, noting in `keyLog` every key the parser reads (see
+    /// `ConfigurationKeyLog`: on a document with every section, the keys it accepts).
+    public init(json data: Data, keyLog: ConfigurationKeyLog?) throws(ConfigurationError) {
         let root: [String: JSONValue]
         do {
             guard let object = try JSONValue(parsing: data).objectValue else {
@@ -115,7 +121,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
         } catch {
             throw ConfigurationError(key: "(file)", problem: "not valid JSON")
         }
-        var reader = Reader(root, path: "")
+        var reader = Reader(root, path: "", keyLog: keyLog)
         listen = try reader.string("listen") ?? listen
         adminListen = try reader.string("admin_listen") ?? adminListen
         adminToken = try reader.string("admin_token").flatMap { $0.isEmpty ? nil : $0 }
@@ -473,7 +479,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             offer.insert(kind)
         }
         // Said here rather than as "unknown key": someone reaching for it expects it to work.
-        if reader.value("forks") != nil {
+        if reader.has("forks") {
             throw ConfigurationError(
                 key: reader.key("forks"),
                 problem: "is not taken: a fork's run never gets a button that acts on GitHub (SECURITY.md, Forks)")
@@ -554,16 +560,24 @@ public struct BridgeConfiguration: Sendable, Equatable {
         var object: [String: JSONValue]
         var path: String
         var used: Set<String> = []
+        /// Shared by a reader and the readers of its sections and list entries.
+        var keyLog: ConfigurationKeyLog?
 
-        init(_ object: [String: JSONValue], path: String) {
+        init(_ object: [String: JSONValue], path: String, keyLog: ConfigurationKeyLog? = nil) {
             self.object = object
             self.path = path
+            self.keyLog = keyLog
         }
 
         func key(_ name: String) -> String { path.isEmpty ? name : path + "." + name }
 
+        /// Whether `name` is present, without taking it (and without noting it in `keyLog`): for
+        /// a key refused with a reason of its own rather than as unknown.
+        func has(_ name: String) -> Bool { object[name] != nil }
+
         mutating func value(_ name: String) -> JSONValue? {
             used.insert(name)
+            keyLog?.note(key(name))
             guard let value = object[name], !value.isNull else { return nil }
             return value
         }
@@ -634,7 +648,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             guard let object = value.objectValue else {
                 throw ConfigurationError(key: key(name), problem: "must be an object")
             }
-            return Reader(object, path: key(name))
+            return Reader(object, path: key(name), keyLog: keyLog)
         }
 
         /// A list of objects, each read by a `Reader` of its own (`alerts.rules[0]`).
@@ -648,7 +662,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 guard let object = element.objectValue else {
                     throw ConfigurationError(key: "\(key(name))[\(index)]", problem: "must be an object")
                 }
-                readers.append(Reader(object, path: "\(key(name))[\(index)]"))
+                readers.append(Reader(object, path: "\(key(name))[\(index)]", keyLog: keyLog))
             }
             return readers
         }
