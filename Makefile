@@ -23,7 +23,7 @@ PYTHON      ?= /usr/bin/python3
 # Tests/openapi/check_requests.py after the suite.
 REQUEST_LOG ?= $(CURDIR)/.build/pushward-requests
 
-.PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units install uninstall \
+.PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units check-docs install uninstall \
 	man deb deb-deps lint-deb test-deb \
 	format lint bench bench-limits bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
@@ -67,6 +67,13 @@ test: test-deps
 	PUSHWARD_FAKE_REQUEST_LOG="$(REQUEST_LOG)" $(SWIFT) test --skip-build
 	$(MAKE) --no-print-directory check-requests
 	$(MAKE) --no-print-directory check-units
+	$(MAKE) --no-print-directory check-docs
+
+# Every relative link and #anchor of README.md, SECURITY.md and docs/ resolves (the checker's own
+# tests first): a page moved or a heading renamed cannot leave a reader at a dead link.
+check-docs:
+	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s Tests/docs -q
+	$(PYTHON) Tests/docs/check_docs.py README.md SECURITY.md docs bench/README.md
 
 # The checker's own tests (a known-bad request is caught), then every request the suite sent to
 # the fake PushWard against the OpenAPI document and its overlay: any violation fails.
@@ -193,7 +200,7 @@ bench: deps
 
 # N runs (3, 6, 12, 40) live at once for one person through the daemon to the fake PushWard with
 # its documented limits: updates spent, preemptions, the failing run's wait for a card, the busiest
-# minute of requests, the most cards ongoing (README, "At six runs, at fifty cards …"). Part of
+# minute of requests, the most cards ongoing (docs/pushward.md, "At six runs, at fifty cards …"). Part of
 # `make bench`; about two minutes.
 bench-limits: deps
 	$(SWIFT) build -c release --product dispatch-bench $(BENCH_BUILD_FLAGS)

@@ -11,7 +11,7 @@ import Foundation
 /// to the server each) happens on the leader's store queue afterwards.
 /// Kept off that queue and its connection, answers never wait behind an apply: with both on one
 /// queue an instance answered about 700 deliveries a second and its p99 at 1,000/s passed 4 s
-/// (`make bench-ha`, README "High availability").
+/// (`make bench-ha`, docs/high-availability.md).
 final class WaitingDeliveryCommitter: @unchecked Sendable {
     /// Used on `queue` only.
     private let database: BridgeDatabase
