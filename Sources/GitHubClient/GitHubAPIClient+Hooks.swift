@@ -48,16 +48,7 @@ extension GitHubAPIClient {
     }
 
     /// The `page` of the `rel="next"` link, or nil on the last page.
-    static func nextPage(_ link: String?) -> Int? {
-        guard let link else { return nil }
-        for part in link.split(separator: ",") where part.contains(#"rel="next""#) {
-            guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close,
-                let components = URLComponents(string: String(part[part.index(after: open)..<close]))
-            else { continue }
-            return components.queryItems?.first { $0.name == "page" }?.value.flatMap(Int.init)
-        }
-        return nil
-    }
+    static func nextPage(_ link: String?) -> Int? { nextLink(link, item: "page").flatMap(Int.init) }
 }
 
 extension HookOwner {

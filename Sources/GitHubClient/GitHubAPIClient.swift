@@ -415,13 +415,17 @@ public actor GitHubAPIClient {
     // MARK: Reading answers
 
     /// The `cursor` of the `rel="next"` link, or nil.
-    static func nextCursor(_ link: String?) -> String? {
+    static func nextCursor(_ link: String?) -> String? { nextLink(link, item: "cursor") }
+
+    /// The query item `item` of the `rel="next"` link of a `Link` header, or nil: how GitHub
+    /// pages both its cursor-paged and its page-numbered lists.
+    static func nextLink(_ link: String?, item: String) -> String? {
         guard let link else { return nil }
         for part in link.split(separator: ",") where part.contains(#"rel="next""#) {
             guard let open = part.firstIndex(of: "<"), let close = part.firstIndex(of: ">"), open < close,
                 let components = URLComponents(string: String(part[part.index(after: open)..<close]))
             else { continue }
-            return components.queryItems?.first { $0.name == "cursor" }?.value
+            return components.queryItems?.first { $0.name == item }?.value
         }
         return nil
     }
