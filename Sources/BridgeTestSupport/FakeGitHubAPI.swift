@@ -161,6 +161,16 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         send(event: event, body: body, guid: guid, redelivery: false)
     }
 
+    /// Sends each event, encoded as GitHub sends it (`PayloadEncoder`), one after another, and
+    /// returns the statuses in order (0 when nothing answered). It blocks until every answer is in:
+    /// call it off Swift's cooperative pool when an in-process daemon must answer.
+    public func deliver(_ events: some Sequence<WebhookEvent>) -> [Int] {
+        events.map { event in
+            let (name, body) = PayloadEncoder.encode(event)
+            return deliver(event: name, body: body)
+        }
+    }
+
     private func send(event: String, body: Data, guid: String, redelivery: Bool) -> Int {
         let target = lock.withLock { webhookURL }
         var status = 0

@@ -54,12 +54,7 @@ struct HighAvailabilityRecoveryTests {
         github.setWebhookURL("http://127.0.0.1:\(first.port)/webhook")
         // GitHub's deliveries block until answered: sent from a thread of their own, not one of
         // Swift's two cooperative threads, which the in-process daemons answering them need.
-        let sentFirst = try await offPool {
-            events.prefix(split).map { event in
-                let (name, body) = PayloadEncoder.encode(event)
-                return github.deliver(event: name, body: body)
-            }
-        }
+        let sentFirst = try await offPool { github.deliver(events.prefix(split)) }
         #expect(sentFirst.allSatisfy { $0 == 202 }, "\(sentFirst)")
         // Long enough for the follower's start and two of its looks at whether it leads.
         try await Task.sleep(for: .seconds(2.5))
@@ -74,12 +69,7 @@ struct HighAvailabilityRecoveryTests {
         await first.shutdown()
         firstRunning = false
         let stoppedAt = Date()
-        let sentMissed = try await offPool {
-            events.dropFirst(split).map { event in
-                let (name, body) = PayloadEncoder.encode(event)
-                return github.deliver(event: name, body: body)
-            }
-        }
+        let sentMissed = try await offPool { github.deliver(events.dropFirst(split)) }
         #expect(sentMissed.allSatisfy { $0 == 0 }, "nothing listens: \(sentMissed)")
         github.setWebhookURL("http://127.0.0.1:\(second.port)/webhook")
         // Well inside the 30 s sweep interval: the new leader does not wait for it.

@@ -108,15 +108,9 @@ struct RecoveryEndToEndTests {
         let logs = LineLog()
         var daemon = try Self.start(
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
-        for event in events.prefix(split) {
-            let (name, body) = PayloadEncoder.encode(event)
-            #expect(github.deliver(event: name, body: body) == 202)
-        }
+        #expect(github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
         await daemon.shutdown()
-        for event in events.dropFirst(split) {
-            let (name, body) = PayloadEncoder.encode(event)
-            #expect(github.deliver(event: name, body: body) == 0, "nothing listens")
-        }
+        #expect(github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
         #expect(!Self.ended(pushward))
 
         daemon = try Self.start(database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
@@ -263,10 +257,7 @@ struct RecoveryEndToEndTests {
         let logs = LineLog()
         let daemon = try Self.start(
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s")
-        for event in events.dropLast() {
-            let (name, body) = PayloadEncoder.encode(event)
-            #expect(github.deliver(event: name, body: body) == 202)
-        }
+        #expect(github.deliver(events.dropLast()).allSatisfy { $0 == 202 })
         #expect(await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
         await daemon.shutdown()
 

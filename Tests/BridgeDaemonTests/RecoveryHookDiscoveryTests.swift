@@ -47,15 +47,9 @@ struct RecoveryHookDiscoveryTests {
         let logs = LineLog()
         var daemon = try Self.start(
             database: directory.path("bridge.sqlite"), pushward: pushward, github: github, logs: logs)
-        for event in events.prefix(split) {
-            let (name, body) = PayloadEncoder.encode(event)
-            #expect(github.deliver(event: name, body: body) == 202)
-        }
+        #expect(github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
         await daemon.shutdown()
-        for event in events.dropFirst(split) {
-            let (name, body) = PayloadEncoder.encode(event)
-            #expect(github.deliver(event: name, body: body) == 0, "nothing listens")
-        }
+        #expect(github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
         daemon = try Self.start(
             database: directory.path("bridge.sqlite"), pushward: pushward, github: github, logs: logs)
         #expect(await DispatchEndToEndTests.eventually(timeout: 60) { RecoveryEndToEndTests.ended(pushward) })
