@@ -150,9 +150,10 @@ public final class Daemon: @unchecked Sendable {
             } ?? DryRunTransport()
         var dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
         if configuration.actions != nil, let client = githubClient {
+            let fence = service.leaderFence
             dispatcher.pendingEnvironments = { run in
-                try? await client.pendingDeployments(repository: run.repository, runID: run.runID).map(
-                    \.environmentName)
+                try? await client.pendingDeployments(repository: run.repository, runID: run.runID, gate: fence.gate())
+                    .map(\.environmentName)
             }
         }
         let dispatched = dispatcher

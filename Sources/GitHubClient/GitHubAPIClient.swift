@@ -185,10 +185,13 @@ public actor GitHubAPIClient {
         public var canApprove: Bool
     }
 
-    /// The environments the run waits on for a review.
-    public func pendingDeployments(repository: String, runID: Int) async throws(Failure) -> [PendingDeployment] {
+    /// The environments the run waits on for a review. `gate` as for `deliveries(of:cursor:gate:)`:
+    /// the dispatcher's lookup is the leader's, a press's is any instance's.
+    public func pendingDeployments(repository: String, runID: Int, gate: SendGate? = nil) async throws(Failure)
+        -> [PendingDeployment]
+    {
         let path = "/repos/\(Self.escaped(repository))/actions/runs/\(runID)/pending_deployments"
-        let answer = try await call("GET", path, as: Self.owner(of: repository))
+        let answer = try await call("GET", path, as: Self.owner(of: repository), gate: gate)
         guard let list = (try? JSONValue(parsing: answer.body))?.arrayValue else {
             throw .failed("GitHub's answer to GET \(path) is not a JSON array")
         }
