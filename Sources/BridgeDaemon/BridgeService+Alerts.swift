@@ -2,16 +2,6 @@ import BridgeCore
 import BridgeStore
 import Foundation
 
-/// What the alert sender keeps between turns: which alerts have a POST out, when the next one
-/// falls due, and a pause the notification quota or a refused key imposed.
-struct AlertQueueState: Sendable {
-    var inFlight: Set<Int64> = []
-    /// When the earliest pending alert is due; nil when none is pending.
-    var nextDue: UnixTime?
-    var pausedUntil: UnixTime?
-    var pauseReason: String?
-}
-
 /// Alerts: planned by the core with the delivery (recorded in its transaction), sent here by the
 /// dispatcher's loop, each answer recorded. Everything about what to do after an answer is
 /// `AlertRetry`; this file is bookkeeping and log lines.
@@ -29,29 +19,18 @@ extension BridgeService {
     }
 
     func noteAlertsPlanned(at now: UnixTime) {
-        alerts.nextDue = min(alerts.nextDue ?? now, now)
+        alerts.planned(at: now)
         wakeups.signal()
-    }
-
-    func nextAlertWakeup(after now: UnixTime) -> UnixTime? {
-        guard let due = alerts.nextDue else { return nil }
-        return max(due, alerts.pausedUntil ?? due)
     }
 
     /// The alerts due now, each counted as attempted before it is handed out (committed): a crash
     /// from here on sends it again, never zero times.
     public func dueAlerts(at now: UnixTime) -> [AlertRecord] {
-        guard leadsTrusted() else { return [] }
-        guard let due = alerts.nextDue, due <= now else { return [] }
-        if let until = alerts.pausedUntil {
-            guard now >= until else { return [] }
-            alerts.pausedUntil = nil
-            alerts.pauseReason = nil
-        }
+        guard lead.allows(.start), alerts.opens(at: now) else { return [] }
         do {
             var held = false
             var paced = false
-            let records = try database.dueAlerts(at: now).filter { !alerts.inFlight.contains($0.id) }
+            let records = try database.dueAlerts(at: now).filter { !alerts.isOut($0.id) }
                 .compactMap { record -> AlertRecord? in
                     switch link(record, at: now) {
                     case .hold:
@@ -74,19 +53,13 @@ extension BridgeService {
                     for record in records { try database.startAlertAttempt(record.id, at: now) }
                 }
             }
-            alerts.inFlight.formUnion(records.map(\.id))
-            alerts.nextDue = try database.nextAlertDue().map { max($0, now + 0.001) }
-            if !alerts.inFlight.isEmpty || held, alerts.nextDue.map({ $0 <= now + 0.001 }) == true {
-                // Everything due is out, or waits for its card: look again in a second.
-                alerts.nextDue = now + 1
-            }
-            if paced {
-                // Looked at again when the pacer has room, or PushWard's rate limit lifts.
-                let room =
-                    [engine.pacer?.roomAt(for: .starting, after: now), engine.gate.rateLimitedUntil]
-                    .compactMap { $0 }.filter { $0 > now }.max() ?? now + 1
-                alerts.nextDue = min(alerts.nextDue ?? room, room)
-            }
+            // Paced: looked at again when the pacer has room, or PushWard's rate limit lifts.
+            let room =
+                paced
+                ? [engine.pacer?.roomAt(for: .starting, after: now), engine.gate.rateLimitedUntil]
+                    .compactMap { $0 }.filter { $0 > now }.max() ?? now + 1 : nil
+            alerts.handOut(records.map(\.id))
+            alerts.reschedule(stored: try database.nextAlertDue(), held: held, pacedRoom: room, at: now)
             return records.map { record in
                 var started = record
                 started.attempts += 1
@@ -97,7 +70,7 @@ extension BridgeService {
             return []
         } catch {
             logger.error("could not read the alerts due; trying again shortly", ["error": .string("\(error)")])
-            alerts.nextDue = now + 5
+            alerts.unreadable(at: now)
             return []
         }
     }
@@ -132,7 +105,7 @@ extension BridgeService {
 
     /// Records what PushWard answered to an alert's POST, and what follows from it.
     public func completeAlert(_ record: AlertRecord, answer: NotificationAnswer, dryRun: Bool, at now: UnixTime) {
-        alerts.inFlight.remove(record.id)
+        alerts.finished(record.id)
         let body = (try? JSONValue(parsing: Data(record.body.utf8)))?.objectValue ?? [:]
         let step = AlertRetry.step(
             after: answer, attempts: record.attempts, namesActivity: body["activity_slug"] != nil,
@@ -226,7 +199,7 @@ extension BridgeService {
             return
         }
         metrics.add("alerts_total", labels: ["reason": record.reason.rawValue, "outcome": outcome])
-        alerts.nextDue = [alerts.nextDue, (try? database.nextAlertDue()) ?? nil].compactMap { $0 }.min()
+        alerts.answered(stored: (try? database.nextAlertDue()) ?? nil)
         wakeups.signal()
     }
 
@@ -252,13 +225,10 @@ extension BridgeService {
 
     /// Holds every alert back until `until`, said once for as long as the pause lasts.
     private func pauseAlerts(until: UnixTime, why: String, _ metadata: [String: JSONValue]) {
-        if alerts.pauseReason == nil {
-            var metadata = metadata
-            metadata["alert.paused_until"] = .string(GitHubTimestamp.format(until))
-            metadata["alert.why"] = .string(why)
-            logger.warning("alerts paused; activity cards go on", metadata)
-        }
-        alerts.pausedUntil = max(alerts.pausedUntil ?? until, until)
-        alerts.pauseReason = why
+        guard alerts.pause(until: until, why: why) else { return }
+        var metadata = metadata
+        metadata["alert.paused_until"] = .string(GitHubTimestamp.format(until))
+        metadata["alert.why"] = .string(why)
+        logger.warning("alerts paused; activity cards go on", metadata)
     }
 }

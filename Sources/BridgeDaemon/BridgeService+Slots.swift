@@ -5,14 +5,14 @@ extension BridgeService {
     /// after an answer that suggests an eviction; at most every few seconds). Only the leader
     /// asks: what it learns changes cards.
     public func takePreemptedCheck(at now: UnixTime) -> Bool {
-        guard leadsTrusted() else { return false }
+        guard lead.allows(.start) else { return false }
         return engine.takePreemptedCheck(at: now)
     }
 
     /// PushWard's list of preempted activities: the bridge's cards in it go to the summary card
     /// and are never patched as if showing (`BridgeEngine.observePreempted`).
     public func observePreempted(_ slugs: [String], at now: UnixTime) {
-        guard leadsTrusted() else { return }
+        guard lead.allows(.start) else { return }
         engine.observePreempted(Set(slugs), at: now)
         persistChanges(at: now)
         wakeups.signal()

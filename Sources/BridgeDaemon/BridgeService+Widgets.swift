@@ -8,16 +8,16 @@ import Foundation
 extension BridgeService {
     /// Every widget request due now, one per widget and none for a widget whose request is out.
     public func dueWidgetRequests(at now: UnixTime) -> [PlannedWidgetRequest] {
-        guard leadsTrusted() else { return [] }
-        let due = engine.dueWidgetRequests(at: now, inFlight: widgetsInFlight)
+        guard lead.allows(.start) else { return [] }
+        let due = engine.dueWidgetRequests(at: now, inFlight: inFlight.widgets)
         countPacerHeld()
-        widgetsInFlight.formUnion(due.map(\.request.slug))
+        inFlight.send(widgets: due.map(\.request.slug))
         return due
     }
 
     /// Records what became of a widget request, and says what needs a person.
     public func completeWidget(_ planned: PlannedWidgetRequest, answer: PushWardAnswer, at now: UnixTime) {
-        widgetsInFlight.remove(planned.request.slug)
+        inFlight.answered(widget: planned.request.slug)
         let wasPaused = engine.widgetBudget.pausedUntil.map { now < $0 } ?? false
         let effect = engine.handleWidget(answer, for: planned, at: now)
         let status: String

@@ -12,106 +12,85 @@ import Synchronization
 /// time, so only a delivery the store cannot take gets a 503. PushWard's answers are recorded here
 /// too, each in a transaction of its own. Runs on its own dispatch queue, since SQLite calls block.
 public actor BridgeService {
-    let executor: DispatchQueueExecutor
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// The service's queue and what other threads leave on it (`ServiceQueue`).
+    nonisolated let queue: ServiceQueue
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { queue.executor.asUnownedSerialExecutor() }
 
     let database: BridgeDatabase
     var engine: BridgeEngine
-    /// Cards with a request out: nothing more is planned for them until it comes back.
-    var inFlight: Set<String> = []
+    /// The configuration, this instance's name and what follows from them (`ServiceSettings`).
+    public nonisolated let settings: ServiceSettings
+    /// The log, the counters and the dispatcher's wake-ups (`ServiceOutlets`).
+    nonisolated let outlets: ServiceOutlets
+    /// What readers off the queue read without waiting (`ServiceBoards`).
+    nonisolated let boards: ServiceBoards
+    /// Whether this instance leads, and the one rule for leader-only work (`LeaderState`).
+    var lead: LeaderState
+    /// The alert sender's state (`AlertOutbox`, `BridgeService+Alerts.swift`).
+    var alerts: AlertOutbox
+    /// Cards and widgets with a request out (`InFlight`).
+    var inFlight = InFlight()
+    /// When the snapshot's counts were last taken, and the budget level last logged (`Publishing`).
+    private var publishing = Publishing()
+    /// The retention pass under way: what it removed so far, and where the step-history scan stands.
+    private var retention = RetentionPass()
     /// Set when a failed commit could not be followed by a reload from the store.
     private var needsReload = false
-    /// When the published snapshot's counts were last taken, and whether a later count is due.
-    private var countedAt: ContinuousClock.Instant?
-    private var countScheduled = false
-    /// The budget level last written to the log, so a change is logged once.
-    private var levelLogged: Fidelity?
-    /// The retention pass under way: what it removed so far, and where the step-history scan stands.
-    private var retentionPass = RetentionPass()
-    let configuration: BridgeConfiguration
-    let logger: Logger
-    /// The lines of signed deliveries that are malformed or ignored: one a second of each, the rest
-    /// counted, since a sender holding the secret (or replaying what it captured under new ids)
-    /// decides how many it sends. Each is also recorded with its reason in `deliveries`.
-    let deliveryLog: RefusalLog
-    /// The alert sender's state (`BridgeService+Alerts.swift`).
-    var alerts = AlertQueueState()
-    /// Whether the configuration has alerts at all: the dispatcher asks on every turn.
-    public nonisolated let sendsAlerts: Bool
-    /// Whether requests may carry buttons whose tokens are minted as they go out (`actions`).
-    public nonisolated let sendsButtons: Bool
-    /// Whether home-screen widgets are configured: the dispatcher asks for their requests.
-    public nonisolated let sendsWidgets: Bool
-    /// Whether requests are paced (`RequestPacer`): they are when an API key sends them to
-    /// PushWard. Without, a read need not queue on the service to be admitted.
-    public nonisolated let pacesRequests: Bool
-    /// Widgets whose request is out: at most one at a time each.
-    var widgetsInFlight: Set<String> = []
-    /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
-    public nonisolated let wakeups = WakeupSignal()
-    /// Signalled when PushWard said the quota is spent: the budget is read again at once.
-    public nonisolated let usageRefresh = WakeupSignal()
-    /// Deliveries from HTTP threads waiting for the next group commit.
-    private nonisolated let ingestQueue = IngestQueue(maxBatch: 64)
-    /// On PostgreSQL: commits and answers deliveries for the leader to apply, off this queue.
-    nonisolated let answers: WaitingDeliveryCommitter?
 
-    public let metrics: Metrics
-    /// What recovery from GitHub last did (`GitHubRecovery`), for the gauges and the status page.
-    public nonisolated let recovery = RecoveryBoard()
-
-    /// Checkpoints the WAL on its own thread; its progress is exported with the gauges.
-    private nonisolated let checkpointer: WALCheckpointer?
-    /// What `/metrics` and the status page read without entering the queue (`ServiceSnapshot`).
-    private nonisolated let snapshots: ServiceSnapshot.Board
-    private nonisolated let databasePath: String
-
-    /// On PostgreSQL, where several instances share the database: whether this one leads
-    /// (`LeadershipService` keeps it). Nil on SQLite, whose one instance always leads.
-    public nonisolated let leadership: LeadershipBoard?
-    /// Whether a leader-only request may go out now (`LeaderFence`): asked by every PushWard and
-    /// GitHub request a leader makes, just before it goes.
-    public nonisolated let leaderFence: LeaderFence
-    /// The epoch this instance leads under, as the service last heard it; nil while following.
-    var leaderEpoch: Int64?
-    /// This instance's name, kept with each press it records so that at its next start it marks
-    /// only its own cut-off presses `interrupted` (`Daemon.instanceName`).
-    public nonisolated let instance: String
-    /// Cards a previous leader claimed, with when their claims end: left alone until then.
-    var claimedElsewhere: [String: UnixTime] = [:]
-    /// Whether applying the waiting deliveries is already scheduled on the actor's queue.
-    nonisolated let applyScheduled = Atomic<Bool>(false)
-
-    /// `answers`: on PostgreSQL, a second connection to the same database, on which every delivery
-    /// is committed for the leader and answered (`WaitingDeliveryCommitter`); without it deliveries
-    /// commit on `database`, on this actor's queue.
+    /// `engine`: complete, as `EngineLoader` builds it from `configuration` (the service never
+    /// patches settings into it). `answers`: on PostgreSQL, a second connection to the same
+    /// database, on which every delivery is committed for the leader and answered
+    /// (`WaitingDeliveryCommitter`); without it deliveries commit on `database`, on this actor's queue.
     public init(
         database: BridgeDatabase, engine: BridgeEngine, configuration: BridgeConfiguration, logger: Logger,
         metrics: Metrics = Metrics(), checkpointer: WALCheckpointer? = nil, answers: BridgeDatabase? = nil,
         instance: String = ProcessInfo.processInfo.hostName + " pid \(getpid())"
     ) {
-        self.instance = instance
-        self.checkpointer = checkpointer
-        let board = database.isShared ? LeadershipBoard() : nil
-        self.leadership = board
-        self.leaderFence = LeaderFence(board: board)
-        self.snapshots = ServiceSnapshot.Board(ServiceSnapshot(engine: engine, inFlight: 0))
-        self.databasePath = database.path
-        self.executor = DispatchQueueExecutor(label: "pushward-bridge.store")
-        self.metrics = metrics
+        let settings = ServiceSettings(configuration: configuration, instance: instance)
+        self.settings = settings
         self.database = database
-        self.engine = Self.configured(engine, configuration)
-        self.configuration = configuration
-        self.sendsAlerts = configuration.sendsNotifications
-        self.sendsButtons = configuration.actions != nil
-        self.sendsWidgets = !configuration.widgets.isEmpty
-        self.pacesRequests = configuration.apiKey != nil
-        self.logger = logger
-        self.deliveryLog = RefusalLog(
-            logger: logger, counters: metrics, kinds: ["malformed_payload", "ignored_delivery"])
-        self.alerts.nextDue = configuration.sendsNotifications ? ((try? database.nextAlertDue()) ?? nil) : nil
-        self.answers = answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) }
+        self.engine = engine
+        self.outlets = ServiceOutlets(logger: logger, metrics: metrics)
+        self.queue = ServiceQueue(
+            answers: answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) })
+        self.boards = ServiceBoards(
+            snapshot: ServiceSnapshot(engine: engine, inFlight: 0),
+            leadership: database.isShared ? LeadershipBoard() : nil, checkpointer: checkpointer,
+            databasePath: database.path)
+        self.lead = LeaderState(fence: boards.leaderFence)
+        self.alerts = AlertOutbox(nextDue: settings.sendsAlerts ? ((try? database.nextAlertDue()) ?? nil) : nil)
     }
+
+    // MARK: Read without entering the queue
+
+    public nonisolated var configuration: BridgeConfiguration { settings.configuration }
+    /// This instance's name (`ServiceSettings.instance`).
+    public nonisolated var instance: String { settings.instance }
+    /// Whether the configuration has alerts at all: the dispatcher asks on every turn.
+    public nonisolated var sendsAlerts: Bool { settings.sendsAlerts }
+    /// Whether requests may carry buttons whose tokens are minted as they go out (`actions`).
+    public nonisolated var sendsButtons: Bool { settings.sendsButtons }
+    /// Whether home-screen widgets are configured: the dispatcher asks for their requests.
+    public nonisolated var sendsWidgets: Bool { settings.sendsWidgets }
+    /// Whether requests are paced (`ServiceSettings.pacesRequests`).
+    public nonisolated var pacesRequests: Bool { settings.pacesRequests }
+    nonisolated var logger: Logger { outlets.logger }
+    public nonisolated var metrics: Metrics { outlets.metrics }
+    nonisolated var deliveryLog: RefusalLog { outlets.deliveryLog }
+    /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
+    public nonisolated var wakeups: WakeupSignal { outlets.wakeups }
+    /// Signalled when PushWard said the quota is spent: the budget is read again at once.
+    public nonisolated var usageRefresh: WakeupSignal { outlets.usageRefresh }
+    /// What recovery from GitHub last did (`GitHubRecovery`), for the gauges and the status page.
+    public nonisolated var recovery: RecoveryBoard { boards.recovery }
+    /// On PostgreSQL, where several instances share the database: whether this one leads
+    /// (`LeadershipService` keeps it). Nil on SQLite, whose one instance always leads.
+    public nonisolated var leadership: LeadershipBoard? { boards.leaderFence.board }
+    /// Whether a leader-only request may go out now (`LeaderFence`): asked by every PushWard and
+    /// GitHub request a leader makes, just before it goes.
+    public nonisolated var leaderFence: LeaderFence { boards.leaderFence }
+    /// The epoch this instance leads under, as the service last heard it; nil while following.
+    var leaderEpoch: Int64? { lead.epoch }
 
     /// Records and applies a verified delivery; `completion` gets the answer, on the store's
     /// queue, only after the delivery is committed. Does not block: the delivery joins the queue
@@ -119,20 +98,20 @@ public actor BridgeService {
     public nonisolated func submit(
         _ delivery: IncomingDelivery, completion: @escaping @Sendable (IngestResult) -> Void
     ) {
-        if let answers { return answers.submit(delivery, completion: completion) }
-        if ingestQueue.append(IngestQueue.Ticket(delivery: delivery, completion: completion)) { scheduleDrain() }
+        if let answers = queue.answers { return answers.submit(delivery, completion: completion) }
+        if queue.ingest.append(IngestQueue.Ticket(delivery: delivery, completion: completion)) { scheduleDrain() }
     }
 
     /// Drains on the actor's own queue, behind whatever actor work is already queued there, so
     /// the dispatcher's turns interleave with ingest groups under sustained load.
     private nonisolated func scheduleDrain() {
-        executor.queue.async { [self] in
+        queue.async { [self] in
             assumeIsolated { service in service.drainIngestQueue() }
         }
     }
 
     /// Deliveries received and not answered yet (queued, or in the commit under way).
-    public nonisolated var deliveriesWaiting: Int { ingestQueue.waiting + (answers?.waiting ?? 0) }
+    public nonisolated var deliveriesWaiting: Int { queue.waiting }
 
     /// Sets how long a commit waits for another connection's write lock before its deliveries get a
     /// 503 (`SQLiteConnection.busyTimeoutMilliseconds` unless set). On the actor, since the connection
@@ -143,12 +122,12 @@ public actor BridgeService {
     }
 
     private func drainIngestQueue() {
-        let batch = ingestQueue.take()
+        let batch = queue.ingest.take()
         guard !batch.isEmpty else { return }
         let results = ingest(batch.map(\.delivery))
         // Committed: the answers go out from another thread (building each response, its
         // metrics, resuming its connection), so the store's queue takes the next group at once.
-        let ingestQueue = ingestQueue
+        let ingestQueue = queue.ingest
         DispatchQueue.global().async {
             for (ticket, result) in zip(batch, results) { ingestQueue.answer(ticket, with: result) }
         }
@@ -162,12 +141,12 @@ public actor BridgeService {
     public func ingest(_ deliveries: [IncomingDelivery]) -> [IngestResult] {
         guard !deliveries.isEmpty else { return [] }
         // Another instance leads: commit for it to apply (`BridgeService+Leadership.swift`).
-        if !leads { return queueForLeader(deliveries) }
+        if !lead.allows(.write) { return queueForLeader(deliveries) }
         if needsReload { reloadFromStore() }
         do {
             var plannedAlerts = false
             let results = try database.write { database throws -> [IngestResult] in
-                try fence(database)
+                try lead.fence(database)
                 var results: [IngestResult] = []
                 results.reserveCapacity(deliveries.count)
                 for delivery in deliveries { results.append(try record(delivery)) }
@@ -222,16 +201,15 @@ public actor BridgeService {
 
     /// Says once when the push budget moved new runs to another level, after the group that did it.
     func logLevelChange() {
-        guard engine.levelInForce != levelLogged else { return }
+        guard let previous = publishing.levelChanged(to: engine.levelInForce) else { return }
         logger.notice(
             "push budget level changed",
             [
                 "budget.level": .string(engine.levelInForce?.rawValue ?? "none"),
-                "budget.previous": .string(levelLogged?.rawValue ?? "none"),
+                "budget.previous": .string(previous?.rawValue ?? "none"),
                 "budget.used": engine.budget.map { .number(Double($0.used)) } ?? .null,
                 "budget.limit": engine.budget?.limit.map { .number(Double($0)) } ?? .null,
             ])
-        levelLogged = engine.levelInForce
     }
 
     /// Records one delivery and applies it to the core, inside the caller's transaction; the
@@ -338,31 +316,14 @@ public actor BridgeService {
         }
     }
 
-    /// The engine with what `loadEngine` does not carry: the alert rules, the routing and the
-    /// configured key (whose fingerprint decides whether a recorded target refusal still holds).
-    private static func configured(_ engine: BridgeEngine, _ configuration: BridgeConfiguration) -> BridgeEngine {
-        var engine = engine
-        engine.alertSettings = configuration.alerts
-        engine.actionSettings = configuration.actions
-        engine.widgetSettings = configuration.widgets
-        engine.routing = configuration.routing
-        engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
-        // Paced only when requests reach PushWard: dry-run (no key) sends nothing to count.
-        if configuration.apiKey != nil { engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing) }
-        return engine
-    }
-
     /// Rebuilds the core's state from the store after a failed commit; when the store cannot be
     /// read either, tries again before the next delivery. Applying a delivery twice is harmless
     /// (state merges are idempotent), so a redelivery after a 503 ends in the right state.
     func reloadFromStore() {
         do {
             // The requests of the current window were sent all the same: the pacer keeps them.
-            let pacer = engine.pacer
-            var loaded = try database.loadEngine(
-                settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970)
-            loaded.pacer = pacer
-            engine = Self.configured(loaded, configuration)
+            engine = try settings.loader.load(
+                from: database, filter: engine.filter, pacer: engine.pacer, at: Date().timeIntervalSince1970)
             needsReload = false
         } catch {
             needsReload = true
@@ -380,11 +341,11 @@ public actor BridgeService {
     /// none for a card whose previous request is still out: ten changes during one request become
     /// one follow-up, computed from the latest state when it is sent.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
-        guard leadsTrusted() else { return [] }
-        let due = engine.dueRequests(at: now, inFlight: inFlight.union(cardsClaimedElsewhere(at: now)))
+        guard lead.allows(.start) else { return [] }
+        let due = engine.dueRequests(at: now, inFlight: inFlight.cards.union(cardsClaimedElsewhere(at: now)))
         countPacerHeld()
         guard claim(due.map(\.request.slug), at: now) else { return [] }
-        inFlight.formUnion(due.map(\.request.slug))
+        inFlight.send(cards: due.map(\.request.slug))
         planAlertsOfFinishedRuns()
         persistChanges(at: now)
         publishSnapshot()
@@ -394,8 +355,8 @@ public actor BridgeService {
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
         [
-            engine.nextWakeup(after: now), nextAlertWakeup(after: now), engine.nextWidgetWakeup(after: now),
-            claimedElsewhere.values.min(),
+            engine.nextWakeup(after: now), alerts.nextWakeup, engine.nextWidgetWakeup(after: now),
+            lead.nextClaimEnd,
         ]
         .compactMap { $0 }.min()
     }
@@ -403,7 +364,7 @@ public actor BridgeService {
     /// Records what became of a request: a 2xx moves the card on; anything else leaves the
     /// acknowledged content as it was, so the next attempt is computed against what PushWard holds.
     public func complete(_ planned: PlannedRequest, answer: PushWardAnswer, dryRun: Bool, at now: UnixTime) {
-        inFlight.remove(planned.request.slug)
+        inFlight.answered(card: planned.request.slug)
         let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
         let targetsWereRefused = engine.gate.targetsRefusedAt != nil
         let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
@@ -543,8 +504,8 @@ public actor BridgeService {
     private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
         do {
             try database.write { database in
-                try fence(database)
-                if let epoch = leaderEpoch, leadership != nil {
+                try lead.fence(database)
+                if let epoch = lead.claimEpoch {
                     try database.releaseClaim(planned.request.slug, epoch: epoch)
                 }
                 try database.insert(
@@ -570,7 +531,7 @@ public actor BridgeService {
         do {
             let rows = engine.rows(for: changes, at: now)
             try database.write { database in
-                try fence(database)
+                try lead.fence(database)
                 try database.save(rows, at: now)
             }
             if !rows.alerts.isEmpty { noteAlertsPlanned(at: now) }
@@ -587,7 +548,7 @@ public actor BridgeService {
     public func forgetFinished(at now: UnixTime) {
         // A follower's engine is what it loaded at start and never moves: its runs would all look
         // abandoned one day, and their release is the leader's to write (the fence refuses it).
-        guard leads else { return }
+        guard lead.allows(.write) else { return }
         engine.forget(at: now)
         // Abandoned runs were released: written now, let go of on the next pass.
         persistChanges(at: now)
@@ -607,7 +568,7 @@ public actor BridgeService {
         noteNotificationUsage(usage, at: now)
         let previous = engine.budget
         engine.budget = budget
-        snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
+        boards.snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
         engine.widgetBudget.used = usage.widgetUpdatesUsed
         engine.widgetBudget.limit = usage.widgetUpdatesLimit
         publishSnapshot()
@@ -626,8 +587,9 @@ public actor BridgeService {
     /// What the status page says above the runs: a refusal a maintainer has to act on, and the
     /// pacer holding requests back.
     public nonisolated func notices() -> [String] {
-        let pacing = snapshots.snapshot.pacerNotice(at: Date().timeIntervalSince1970).map { [$0] } ?? []
-        guard let refused = snapshots.snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else {
+        let snapshot = boards.snapshots.snapshot
+        let pacing = snapshot.pacerNotice(at: Date().timeIntervalSince1970).map { [$0] } ?? []
+        guard let refused = snapshot.gate.targetsRefusedAt, configuration.routing.isEnabled else {
             return pacing
         }
         return pacing + [
@@ -640,53 +602,44 @@ public actor BridgeService {
     /// The budget as the planner sees it, and the level it chose last (for the status page), as of
     /// the last published snapshot: read without entering the service's queue.
     public nonisolated func budgetStanding() -> (budget: PushBudget?, levelInForce: Fidelity?) {
-        let snapshot = snapshots.snapshot
+        let snapshot = boards.snapshots.snapshot
         return (snapshot.budget, snapshot.levelInForce)
     }
 
     /// Gauges read at scrape time: runs and cards in flight, the gate, the budget, the database's
     /// size. Never waits on the service's queue (see `ServiceSnapshot`).
     public nonisolated func gauges(at now: UnixTime) -> [ServiceSnapshot.Gauge] {
-        var size = 0.0
-        for suffix in ["", "-wal"] {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: databasePath + suffix)
-            size += Double((attributes?[.size] as? NSNumber)?.int64Value ?? 0)
-        }
-        return snapshots.snapshot.gauges(
-            at: now, deliveriesWaiting: deliveriesWaiting, databaseBytes: size, wal: checkpointer?.snapshot())
+        boards.snapshots.snapshot.gauges(
+            at: now, deliveriesWaiting: deliveriesWaiting, databaseBytes: boards.databaseBytes(),
+            wal: boards.checkpointer?.snapshot())
             + (configuration.githubAPI == nil ? [] : recovery.gauges()) + (leadership?.gauges(at: now) ?? [])
     }
 
     /// Publishes what the gauges and the status page read, after a step changed it. Sizes, the gate
     /// and the budget go at once; the two counts that take a pass over every run held go at most
-    /// every `snapshotInterval`, and one publication waits for the end of the interval so the last
-    /// change is never left out. (Counting after every group and answer cost a tenth to a fifth of
-    /// `make bench`'s throughput: thousands of runs held, counted hundreds of times a second.)
+    /// every `Publishing.interval`, and one publication waits for the end of the interval so the
+    /// last change is never left out.
     func publishSnapshot() {
-        var snapshot = snapshots.snapshot
-        snapshot.update(from: engine, inFlight: inFlight.count)
-        let now = ContinuousClock.now
-        if countedAt.map({ now - $0 >= Self.snapshotInterval }) ?? true {
+        var snapshot = boards.snapshots.snapshot
+        snapshot.update(from: engine, inFlight: inFlight.cards.count)
+        switch publishing.count(at: ContinuousClock.now) {
+        case .now:
             snapshot.countLive(in: engine)
-            countedAt = now
-        } else if !countScheduled {
-            countScheduled = true
+        case .later:
             Task { [weak self] in
-                try? await Task.sleep(for: Self.snapshotInterval)
+                try? await Task.sleep(for: Publishing.interval)
                 await self?.publishScheduledCount()
             }
+        case .scheduled:
+            break
         }
-        snapshots.snapshot = snapshot
+        boards.snapshots.snapshot = snapshot
     }
 
     private func publishScheduledCount() {
-        countScheduled = false
-        countedAt = nil
+        publishing.scheduledCountDue()
         publishSnapshot()
     }
-
-    /// How stale the counts in `/metrics` may be.
-    static let snapshotInterval: Duration = .milliseconds(250)
 
     /// True when the database takes a write: what `/readyz` reports.
     public func isReady() -> Bool {
@@ -701,10 +654,10 @@ public actor BridgeService {
     @discardableResult
     public func pruneRetention(at now: UnixTime) -> Bool {
         // One instance prunes what they share: the leader.
-        guard leads else { return false }
+        guard lead.allows(.write) else { return false }
         do {
             let more = try database.pruneRetention(
-                &retentionPass, settings: configuration.retention, payloadRetention: configuration.payloadRetention,
+                &retention, settings: configuration.retention, payloadRetention: configuration.payloadRetention,
                 at: now)
             if !more { finishRetentionPass() }
             return more
@@ -717,7 +670,7 @@ public actor BridgeService {
 
     /// Logs what the pass removed (at info when it removed anything) and starts counting afresh.
     private func finishRetentionPass() {
-        let pass = retentionPass
+        let pass = retention
         let metadata: [String: JSONValue] = [
             "retention.payloads": .number(Double(pass.payloads)),
             "retention.deliveries": .number(Double(pass.deliveries)),
@@ -734,6 +687,6 @@ public actor BridgeService {
         } else {
             logger.debug("retention pass done: nothing past retention", metadata)
         }
-        retentionPass.startNext()
+        retention.startNext()
     }
 }

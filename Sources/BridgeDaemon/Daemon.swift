@@ -80,10 +80,8 @@ public final class Daemon: @unchecked Sendable {
         // Several instances: the engine is read from the database when this instance takes the
         // lead; one that follows holds none, so its start and memory cost nothing of the runs in
         // flight, and its gauges say nothing of runs it does not apply.
-        let engine =
-            shared
-            ? BridgeEngine(settings: configuration.engineSettings, filter: configuration.filter)
-            : try database.loadEngine(settings: configuration.engineSettings, filter: configuration.filter, at: now)
+        let loader = EngineLoader(configuration: configuration)
+        let engine = shared ? loader.empty() : try loader.load(from: database, at: now)
         let instance = Self.instanceName(listen: configuration.listen)
         Self.interruptCutOffPresses(database, recordedBy: shared ? instance : nil, logger: logger, at: now)
         // Several instances: deliveries are committed for the leader and answered on a connection

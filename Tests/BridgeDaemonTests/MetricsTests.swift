@@ -79,7 +79,7 @@ struct MetricsTests {
         let scrape = URLRequest(url: URL(string: "http://127.0.0.1:\(daemon.adminPort)/metrics")!)
         let deadline = ContinuousClock.now + .seconds(60)
         var (status, text) = try await Self.send(scrape)
-        // The counts of runs and cards follow within `BridgeService.snapshotInterval`.
+        // The counts of runs and cards follow within `Publishing.interval`.
         while Self.sample(text, #"pushward_bridge_pushward_requests_total{kind="end",status="200"}"#) == nil
             || Self.sample(text, "pushward_bridge_runs_in_progress") != 0,
             ContinuousClock.now < deadline

@@ -156,7 +156,7 @@ extension BridgeService {
     private func record(_ minted: [(ActionToken, ActionBinding)], at now: UnixTime) -> Bool {
         do {
             try database.write { database in
-                try fence(database)
+                try lead.fence(database)
                 for (token, binding) in minted {
                     try database.insertActionToken(
                         selector: token.selector, verifierHash: token.verifierHash, binding: binding)

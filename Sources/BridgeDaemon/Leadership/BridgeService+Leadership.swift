@@ -26,20 +26,13 @@ extension BridgeService {
     /// single instance's 10 s, so a claimed card waits at most `claimDuration` after a failover.
     public static let sharedRequestTimeout: Double = 4
 
-    /// Fails the caller's transaction with `LeadLost` when this instance no longer leads.
-    /// Nothing on SQLite.
-    func fence(_ database: BridgeDatabase) throws {
-        guard leadership != nil else { return }
-        guard let epoch = leaderEpoch, try database.holdsLead(epoch: epoch) else { throw LeadLost() }
-    }
-
     /// Runs `body` in a write transaction that starts with the fence: for every write only the
     /// leader makes. A deposed leader's write changes nothing, and it steps down (`what` says
     /// which write found out); the caller then sees `LeadLost`.
     func leaderWrite<T>(_ what: String, _ body: (BridgeDatabase) throws -> T) throws -> T {
         do {
             return try database.write { database in
-                try fence(database)
+                try lead.fence(database)
                 return try body(database)
             }
         } catch is LeadLost {
@@ -48,22 +41,8 @@ extension BridgeService {
         }
     }
 
-    /// Whether this instance holds the lead as the service last heard it (its epoch, which every
-    /// leader write is fenced with): always on SQLite. For work that only writes; what leaves the
-    /// process asks `leadsTrusted` or the fence's gate, which also read the clock.
-    var leads: Bool { leadership == nil || leaderEpoch != nil }
-
-    /// Whether this instance may start leader work now: always on SQLite; on PostgreSQL when its
-    /// lease is valid by the clock now (`LeaderFence`) under the epoch the service took the lead
-    /// with (a leader resumed after a freeze starts nothing before its next heartbeat).
-    func leadsTrusted() -> Bool {
-        guard leadership != nil else { return true }
-        guard let epoch = leaderEpoch, leaderFence.trustedEpoch() == epoch else { return false }
-        return true
-    }
-
-    /// Whether a request planned earlier may go out now (`LeaderFence.permits`), asked off the
-    /// actor by the loops that decide whether to start a round of work.
+    /// Whether a request planned earlier may go out now (`LeaderState.allows`, `.send`), asked
+    /// off the actor by the loops that decide whether to start a round of work.
     nonisolated func mayStartRequest() -> Bool {
         leaderFence.permits()
     }
@@ -71,37 +50,33 @@ extension BridgeService {
     /// A card's request planned but not sent, because the lead is no longer trusted: looked at
     /// again once it is (or by the next leader, which reads the card from the database).
     func abandon(_ planned: PlannedRequest) {
-        inFlight.remove(planned.request.slug)
+        inFlight.answered(card: planned.request.slug)
         engine.markDirty([planned.request.slug])
     }
 
     func abandon(_ planned: PlannedWidgetRequest) {
-        widgetsInFlight.remove(planned.request.slug)
+        inFlight.answered(widget: planned.request.slug)
     }
 
     func abandon(_ alert: AlertRecord) {
-        alerts.inFlight.remove(alert.id)
+        alerts.finished(alert.id)
     }
 
     /// The cards a previous leader's claims still cover at `now`. A card whose claim ended is
     /// looked at again: the engine skipped it while claimed, as it skips a card with a request out.
     func cardsClaimedElsewhere(at now: UnixTime) -> Set<String> {
-        guard !claimedElsewhere.isEmpty else { return [] }
-        let ended = claimedElsewhere.filter { $0.value <= now }.keys
-        if !ended.isEmpty {
-            engine.markDirty(ended)
-            for slug in ended { claimedElsewhere[slug] = nil }
-        }
-        return Set(claimedElsewhere.keys)
+        let ended = lead.endClaims(at: now)
+        if !ended.isEmpty { engine.markDirty(ended) }
+        return Set(lead.claimedElsewhere.keys)
     }
 
     /// Commits claims on `slugs` before their requests are sent; false (and this instance steps
     /// down) when the fence says another leads. Always true on SQLite.
     func claim(_ slugs: [String], at now: UnixTime) -> Bool {
-        guard leadership != nil, !slugs.isEmpty else { return true }
+        guard lead.isShared, !slugs.isEmpty else { return true }
         do {
             try leaderWrite("claiming a card") { database in
-                try database.claimCards(slugs, epoch: leaderEpoch ?? 0, until: now + Self.claimDuration)
+                try database.claimCards(slugs, epoch: lead.epoch ?? 0, until: now + Self.claimDuration)
             }
             return true
         } catch is LeadLost {
@@ -118,7 +93,7 @@ extension BridgeService {
     /// Hears a new role from the leadership loop (on its thread); takes it on the actor's queue,
     /// in the order the loop saw them.
     nonisolated func roleChanged(to role: LeaderLease.Role) {
-        executor.queue.async { [self] in
+        queue.async { [self] in
             assumeIsolated { service in service.take(role) }
         }
     }
@@ -126,26 +101,26 @@ extension BridgeService {
     private func take(_ role: LeaderLease.Role) {
         switch role {
         case .leading(let epoch):
-            guard leaderEpoch != epoch else { return }
-            leaderEpoch = epoch
+            guard lead.take(epoch) else { return }
             // What the previous leader wrote is the truth: the engine is read again from it.
             reloadFromStore()
             do {
-                claimedElsewhere = try database.cardsClaimedElsewhere(epoch: epoch, at: Date().timeIntervalSince1970)
+                lead.waitOut(try database.cardsClaimedElsewhere(epoch: epoch, at: Date().timeIntervalSince1970))
             } catch {
                 logger.warning(
                     "could not read the previous leader's claims; waiting out a claim's duration",
                     ["error": .string("\(error)")])
-                claimedElsewhere = Dictionary(
-                    uniqueKeysWithValues: engine.sessions.keys.map {
-                        ($0, Date().timeIntervalSince1970 + Self.claimDuration)
-                    })
+                lead.waitOut(
+                    Dictionary(
+                        uniqueKeysWithValues: engine.sessions.keys.map {
+                            ($0, Date().timeIntervalSince1970 + Self.claimDuration)
+                        }))
             }
             logger.notice(
                 "leading: applying deliveries and sending to PushWard",
                 [
                     "leader.epoch": .number(Double(epoch)),
-                    "leader.claims_waited": .number(Double(claimedElsewhere.count)),
+                    "leader.claims_waited": .number(Double(lead.claimedElsewhere.count)),
                 ])
             applyWaiting()
             wakeups.signal()
@@ -156,9 +131,7 @@ extension BridgeService {
 
     /// Stops applying and sending; deliveries from now on are committed for the leader.
     func stepDown(because reason: String) {
-        guard leaderEpoch != nil else { return }
-        leaderEpoch = nil
-        claimedElsewhere = [:]
+        guard lead.stepDown() else { return }
         logger.notice("following: deliveries are committed for the leader to apply", ["reason": .string(reason)])
     }
 
@@ -172,9 +145,8 @@ extension BridgeService {
 
     /// Has the leader apply the waiting deliveries soon, once however often it is asked meanwhile.
     nonisolated func noteWaitingDeliveries() {
-        guard applyScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
-        executor.queue.async { [self] in
+        guard queue.scheduleApply() else { return }
+        queue.async { [self] in
             assumeIsolated { service in service.applyWaiting() }
         }
     }
@@ -188,12 +160,12 @@ extension BridgeService {
     /// behind whatever else is queued on the actor (the next group of answers, a dispatcher turn),
     /// so a backlog never holds the answers up. On the leader only.
     func applyWaiting() {
-        applyScheduled.store(false, ordering: .releasing)
-        guard leadership != nil, leaderEpoch != nil else { return }
+        queue.applyStarted()
+        guard lead.isShared, lead.allows(.write) else { return }
         do {
             var plannedAlerts = false
             let (applied, at) = try database.write { database -> (Int, UnixTime) in
-                try fence(database)
+                try lead.fence(database)
                 let waiting = try database.waitingDeliveries(limit: Self.applyGroup)
                 for stored in waiting {
                     let delivery = IncomingDelivery(

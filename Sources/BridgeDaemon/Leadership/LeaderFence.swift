@@ -14,7 +14,8 @@ import HTTPClientSupport
 /// check is what keeps requests the database cannot fence from going out. On SQLite there is no
 /// board and one instance, which always leads: everything is allowed and no gate is made.
 public final class LeaderFence: Sendable {
-    private let board: LeadershipBoard?
+    /// Where the leadership loop says this instance stands; nil on SQLite.
+    public let board: LeadershipBoard?
     private let clock: @Sendable () -> ContinuousClock.Instant
 
     /// `clock` is injectable so a test can move past the lease's expiry without waiting.
@@ -29,9 +30,10 @@ public final class LeaderFence: Sendable {
         board?.trustedEpoch(at: clock())
     }
 
-    /// Whether a leader-only request may go out now: always on SQLite.
+    /// Whether a leader-only request may go out now: always on SQLite (`LeaderState.allows`,
+    /// for a request asked off the service's queue).
     public func permits() -> Bool {
-        board == nil || trustedEpoch() != nil
+        LeaderState.allows(.send, shared: board != nil, heard: nil, trusted: trustedEpoch())
     }
 
     /// A gate asking `permits` each time, for a client to ask as late as it can (before the
