@@ -1,7 +1,6 @@
 import BridgeCore
 import BridgeStore
 import Foundation
-import Synchronization
 
 /// The one owner of the database and of the core's state. Deliveries commit in groups: HTTP
 /// threads queue them (`IngestQueue`), and each drain takes up to 64 waiting deliveries into one
@@ -11,6 +10,11 @@ import Synchronization
 /// answer (202, 200, 400). A group whose commit fails is rolled back and retried one delivery at a
 /// time, so only a delivery the store cannot take gets a 503. PushWard's answers are recorded here
 /// too, each in a transaction of its own. Runs on its own dispatch queue, since SQLite calls block.
+///
+/// It owns the database and the engine, and holds one value for each other part of its work (the
+/// leader's standing, the alert outbox, requests in flight, snapshot publishing, retention, and
+/// what other threads read or leave without waiting), each in a file of its own. A new feature
+/// adds a type of its own rather than fields here: `ServiceShapeTests` keeps the count at twelve.
 public actor BridgeService {
     /// The service's queue and what other threads leave on it (`ServiceQueue`).
     nonisolated let queue: ServiceQueue

@@ -1,7 +1,6 @@
 import BridgeCore
 import BridgeStore
 import Foundation
-import Synchronization
 
 /// Thrown inside a leader's transaction when its epoch is no longer the leadership's: the
 /// transaction rolls back and the instance steps down.
