@@ -1,4 +1,3 @@
-import FastJSON
 import Foundation
 
 /// A JSON document as a value: what the bridge sends to PushWard, stores as activity content and
