@@ -9,14 +9,11 @@ let package = Package(
         .executable(name: "dispatch-bench", targets: ["dispatch-bench"]),
     ],
     targets: [
-        // Generic JSON: the tape decoder behind WebhookDecoder and the byte buffer the core's
-        // hand-written writers use. Foundation only; knows nothing of GitHub or PushWard.
-        .target(name: "FastJSON"),
         // Pure: GitHub event models, run state, step plan, activity content, reconciler, config values.
-        // Imports Foundation and FastJSON only (LayeringTests checks).
-        .target(name: "BridgeCore", dependencies: ["FastJSON"]),
+        // Imports Foundation only (LayeringTests checks): JSON is read with Foundation's decoders.
+        .target(name: "BridgeCore"),
         // Test doubles and the contract validator, shared by every test target.
-        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "FastJSON", "WebhookServer", "COpenSSL"]),
+        .target(name: "BridgeTestSupport", dependencies: ["BridgeCore", "WebhookServer", "COpenSSL"]),
         // libsqlite3 through a system-library target: module.modulemap + shim.h.
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         // LZ4: the raw payloads the store keeps are compressed.
@@ -53,7 +50,6 @@ let package = Package(
         .executableTarget(name: "scale-fill", dependencies: ["BridgeDaemon", "BridgeStore", "BridgeCore"]),
         // `make bench-scale-soak`: the fake PushWard of the tests, served on a loopback port.
         .executableTarget(name: "fake-pushward", dependencies: ["BridgeTestSupport"]),
-        .testTarget(name: "FastJSONTests", dependencies: ["FastJSON", "BridgeTestSupport"]),
         .testTarget(
             name: "PushWardClientTests",
             dependencies: ["PushWardClient", "BridgeCore", "HTTPClientSupport", "BridgeTestSupport", "WebhookServer"]),
@@ -62,7 +58,7 @@ let package = Package(
             dependencies: ["GitHubClient", "BridgeCore", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
-            dependencies: ["BridgeCore", "FastJSON", "BridgeTestSupport"],
+            dependencies: ["BridgeCore", "BridgeTestSupport"],
             // The recorded payloads, golden streams and fuzz inputs: read in place through
             // TestAssets by every test target, so they exist once.
             exclude: ["Fixtures"]

@@ -31,14 +31,12 @@ sanitize=(-sanitize=fuzzer,address -g "$opt")
 
 mkdir -p "$out/core" "$out/bin" "$out/logs"
 
-# FastJSON and BridgeCore, rebuilt only when a source file (or the optimisation level) changed.
-json=$out/core/libFastJSON.a
+# BridgeCore (webhook decoding is Foundation's JSONDecoder inside it), rebuilt only when a source
+# file (or the optimisation level) changed.
 core=$out/core/libBridgeCore.a
-if [ ! -f "$core" ] || [ ! -f "$json" ] || [ "$(cat "$out/core/opt" 2>/dev/null)" != "$opt" ] ||
-    [ -n "$(find Sources/FastJSON Sources/BridgeCore -name '*.swift' -newer "$core" | head -1)" ]; then
-    echo "fuzz: building FastJSON and BridgeCore ($opt)"
-    (cd "$out/core" && "$swiftc" "${sanitize[@]}" -parse-as-library -emit-library -static -emit-module \
-        -module-name FastJSON -o libFastJSON.a $(find "$root/Sources/FastJSON" -name '*.swift' | sort))
+if [ ! -f "$core" ] || [ "$(cat "$out/core/opt" 2>/dev/null)" != "$opt" ] ||
+    [ -n "$(find Sources/BridgeCore -name '*.swift' -newer "$core" | head -1)" ]; then
+    echo "fuzz: building BridgeCore ($opt)"
     (cd "$out/core" && "$swiftc" "${sanitize[@]}" -parse-as-library -emit-library -static -emit-module -I . \
         -module-name BridgeCore -o libBridgeCore.a $(find "$root/Sources/BridgeCore" -name '*.swift' | sort))
     echo "$opt" > "$out/core/opt"
@@ -50,10 +48,10 @@ for target in $targets; do
     [ "$target" = listener-routes ] && files=("Fuzz/$target.swift" Sources/BridgeTestSupport/Fuzz/FuzzCheck.swift \
         Sources/BridgeTestSupport/Fuzz/FuzzFinding.swift Sources/BridgeTestSupport/Fuzz/FuzzCheck+ListenerRoutes.swift)
     binary=$out/bin/$target
-    if [ ! -f "$binary" ] || [ -n "$(find "${files[@]}" "$core" "$json" -newer "$binary" | head -1)" ]; then
+    if [ ! -f "$binary" ] || [ -n "$(find "${files[@]}" "$core" -newer "$binary" | head -1)" ]; then
         echo "fuzz: building $target"
         "$swiftc" "${sanitize[@]}" -parse-as-library -I "$out/core" -module-name "Fuzz${target//-/}" \
-            -use-ld=lld "${files[@]}" "$core" "$json" -o "$binary"
+            -use-ld=lld "${files[@]}" "$core" -o "$binary"
     fi
 done
 

@@ -2,8 +2,7 @@ import Foundation
 import Testing
 
 /// The layers of `Package.swift`, checked in the sources: the core holds the domain and sees no
-/// I/O library, and the generic JSON target knows nothing of the domain. A new `import` that
-/// breaks a layer fails here, before it spreads.
+/// I/O library. A new `import` that breaks a layer fails here, before it spreads.
 @Suite("Module layers")
 struct LayeringTests {
     /// The repository's `Sources`, found from this file's path (`Tests/BridgeCoreTests/…`).
@@ -34,22 +33,16 @@ struct LayeringTests {
         try imports(of: target).filter { !allowed.contains($0.module) }.map { "\(target)/\($0.file): \($0.module)" }
     }
 
-    @Test("BridgeCore imports Foundation and FastJSON only")
-    func coreImportsOnlyFoundationAndJSON() throws {
+    @Test("BridgeCore imports Foundation only")
+    func coreImportsOnlyFoundation() throws {
         #expect(try Self.imports(of: "BridgeCore").count > 10)
-        #expect(try Self.forbidden(in: "BridgeCore", allowed: ["Foundation", "FastJSON"]) == [])
-    }
-
-    @Test("FastJSON imports Foundation only")
-    func jsonImportsOnlyFoundation() throws {
-        #expect(try Self.imports(of: "FastJSON").count >= 3)
-        #expect(try Self.forbidden(in: "FastJSON", allowed: ["Foundation"]) == [])
+        #expect(try Self.forbidden(in: "BridgeCore", allowed: ["Foundation"]) == [])
     }
 
     @Test("the check sees a forbidden import: BridgeStore imports CSQLite")
     func checkCatchesAnImport() throws {
         #expect(
-            try Self.forbidden(in: "BridgeStore", allowed: ["Foundation", "FastJSON", "BridgeCore"]).contains {
+            try Self.forbidden(in: "BridgeStore", allowed: ["Foundation", "BridgeCore"]).contains {
                 $0.hasSuffix(": CSQLite")
             })
     }

@@ -1,4 +1,3 @@
-import FastJSON
 import Foundation
 
 /// A card's session as the store keeps it, written field by field instead of through `Encodable`.
@@ -39,7 +38,8 @@ public enum ActivitySessionJSON {
         object.integer("failures", session.failures, &out)
         if let body = session.rejectedBody {
             object.key("rejectedBody", &out)
-            body.write(to: &out)
+            // Inside the session's object: one level of the depth `JSONValue` writes at most.
+            body.write(to: &out, depth: 1)
         }
         object.bool("needsFullFrame", session.needsFullFrame, &out)
         object.string("lastProblem", session.lastProblem, &out)
@@ -97,7 +97,8 @@ public enum ActivitySessionJSON {
         var fields = JSONObjectWriter()
         fields.string("state", activity.state, &out)
         fields.key("content", &out)
-        JSONValue.object(activity.content).write(to: &out)
+        // Inside the session's object and this one's.
+        JSONValue.object(activity.content).write(to: &out, depth: 2)
         fields.string("name", activity.name, &out)
         fields.integer("priority", activity.priority, &out)
         fields.integer("endedTTL", activity.endedTTL, &out)

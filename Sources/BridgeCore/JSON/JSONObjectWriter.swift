@@ -1,5 +1,3 @@
-import FastJSON
-
 /// One JSON object being written by hand into a `JSONByteBuffer` (`RunStateJSON`,
 /// `ActivitySessionJSON`): a comma before every member but the first; `nil` leaves a member out,
 /// as synthesized `Encodable` does.

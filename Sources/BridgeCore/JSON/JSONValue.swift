@@ -1,4 +1,3 @@
-import FastJSON
 import Foundation
 
 /// A JSON document as a value: what the bridge sends to PushWard, stores as activity content and
@@ -108,6 +107,18 @@ extension JSONValue: Codable {
 }
 
 extension JSONValue {
+    /// The deepest nesting of arrays and objects the writers (`canonicalString`, `canonicalData`,
+    /// `indentedString`) produce; an array or object inside this many others is written as `null`.
+    ///
+    /// 512 because that is what Foundation reads: `JSONDecoder` and `JSONSerialization` refuse a
+    /// 513th level as invalid JSON. So every value parsed from a document (PushWard's and GitHub's
+    /// answers, fixtures, stored content) is written back whole, and what is written can always be
+    /// read back, by the bridge and by PushWard. Only a value built in code could be deeper, and the
+    /// bridge builds none past a few levels: written as `null` rather than thrown, since no caller
+    /// (a request body, a log line, a stored row) has a better answer and none may crash. The
+    /// writers do not recurse (`JSONValueWriter`), so no depth can exhaust a thread's stack.
+    public static let maximumDepth = 512
+
     /// Parses a JSON document.
     public init(parsing data: Data) throws {
         self = try JSONDecoder().decode(JSONValue.self, from: data)
@@ -120,49 +131,22 @@ extension JSONValue {
     /// this runs for every card on every delivery, and appending to a `String` scalar by scalar
     /// was a large share of that cost. The bytes are the ones the `String` version wrote: the
     /// same escapes (`JSONByteBuffer.appendString`), integers as digits, other finite numbers as
-    /// their `description`, non-finite ones as `null`.
+    /// their `description`, non-finite ones as `null`. At most `maximumDepth` arrays and objects
+    /// deep: a container nested deeper is written as `null`.
     public var canonicalString: String {
         var output = JSONByteBuffer(capacity: 512)
-        write(to: &output)
+        write(to: &output, depth: 0)
         return output.string
     }
 
     public var canonicalData: Data {
         var output = JSONByteBuffer(capacity: 512)
-        write(to: &output)
+        write(to: &output, depth: 0)
         return output.data
     }
 
-    func write(to output: inout JSONByteBuffer) {
-        switch self {
-        case .null: output.appendASCII("null")
-        case .bool(let flag): output.appendASCII(flag ? "true" : "false")
-        case .number(let number):
-            if let integer = intValue {
-                output.appendInteger(integer)
-            } else if number.isFinite {
-                output.appendRaw(number.description)
-            } else {
-                // JSON has no NaN or infinity; the validator rejects any content that would carry one.
-                output.appendASCII("null")
-            }
-        case .string(let text): output.appendString(text)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { output.append(JSONByteBuffer.comma) }
-                element.write(to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (index, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if index > 0 { output.append(JSONByteBuffer.comma) }
-                output.appendString(member.key)
-                output.append(JSONByteBuffer.colon)
-                member.value.write(to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
-        }
+    /// `depth`: the arrays and objects already open around this value in the document written.
+    func write(to output: inout JSONByteBuffer, depth: Int) {
+        JSONValueWriter(depth: depth).write(self, to: &output)
     }
 }

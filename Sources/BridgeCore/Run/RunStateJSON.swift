@@ -1,4 +1,3 @@
-import FastJSON
 import Foundation
 
 /// The run state as the store keeps it, written field by field instead of through `Encodable`.

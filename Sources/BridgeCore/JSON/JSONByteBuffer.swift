@@ -4,20 +4,24 @@ import Foundation
 /// the core's hand-written writers (`JSONValue.canonicalString`, the stored run state) use.
 ///
 /// Not an `Array`: JSON is written in many small pieces, and an array checks uniqueness and
-/// capacity generically on every append; here an append is a capacity check and a copy.
-public struct JSONByteBuffer: ~Copyable {
-    public static let quote = UInt8(ascii: "\"")
-    public static let backslash = UInt8(ascii: "\\")
-    public static let comma = UInt8(ascii: ",")
-    public static let colon = UInt8(ascii: ":")
+/// capacity generically on every append; here an append is a capacity check and a copy. This is
+/// the one place in the JSON code that holds an unsafe pointer: it owns its allocation (not
+/// copyable, freed in `deinit`), every write reserves first, and nothing outside reads the pointer.
+///
+/// Reading JSON is Foundation's (`JSONDecoder`, `JSONSerialization`); only writing is done here.
+struct JSONByteBuffer: ~Copyable {
+    static let quote = UInt8(ascii: "\"")
+    static let backslash = UInt8(ascii: "\\")
+    static let comma = UInt8(ascii: ",")
+    static let colon = UInt8(ascii: ":")
 
-    @usableFromInline var base: UnsafeMutablePointer<UInt8>
-    @usableFromInline var capacity: Int
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
     /// Bytes written so far.
-    public var count: Int { written }
-    @usableFromInline var written = 0
+    var count: Int { written }
+    private var written = 0
 
-    public init(capacity: Int) {
+    init(capacity: Int) {
         self.capacity = max(capacity, 64)
         base = .allocate(capacity: self.capacity)
     }
@@ -27,31 +31,29 @@ public struct JSONByteBuffer: ~Copyable {
     }
 
     /// The bytes written so far, copied out.
-    public var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: written)) }
+    var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: written)) }
 
-    public var data: Data { Data(buffer: UnsafeBufferPointer(start: base, count: written)) }
+    var data: Data { Data(buffer: UnsafeBufferPointer(start: base, count: written)) }
 
     /// The bytes written so far as text (they are UTF-8: every piece came from a `String`).
-    public var string: String { String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self) }
+    var string: String { String(decoding: UnsafeBufferPointer(start: base, count: written), as: UTF8.self) }
 
-    public subscript(index: Int) -> UInt8 {
+    subscript(index: Int) -> UInt8 {
         precondition(index >= 0 && index < written, "JSONByteBuffer index out of range")
         return base[index]
     }
 
-    public mutating func removeLast(_ length: Int) {
-        precondition(length <= written, "JSONByteBuffer.removeLast past the start")
+    mutating func removeLast(_ length: Int) {
+        precondition(length >= 0 && length <= written, "JSONByteBuffer.removeLast past the start")
         written -= length
     }
 
     /// Makes room for `length` more bytes.
-    @inlinable
-    mutating func reserve(_ length: Int) {
+    private mutating func reserve(_ length: Int) {
         if written + length > capacity { grow(to: written + length) }
     }
 
-    @usableFromInline
-    mutating func grow(to needed: Int) {
+    private mutating func grow(to needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
         newBase.initialize(from: base, count: written)
@@ -60,26 +62,25 @@ public struct JSONByteBuffer: ~Copyable {
         capacity = newCapacity
     }
 
-    @inlinable
-    public mutating func append(_ byte: UInt8) {
+    mutating func append(_ byte: UInt8) {
         reserve(1)
         base[written] = byte
         written += 1
     }
 
-    public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         (base + written).initialize(from: source, count: bytes.count)
         written += bytes.count
     }
 
-    public mutating func appendASCII(_ text: StaticString) {
+    mutating func appendASCII(_ text: StaticString) {
         text.withUTF8Buffer { append($0) }
     }
 
     /// The UTF-8 of `text` as it is, unquoted (a number's description).
-    public mutating func appendRaw(_ text: String) {
+    mutating func appendRaw(_ text: String) {
         var text = text
         text.withUTF8 { append($0) }
     }
@@ -87,7 +88,7 @@ public struct JSONByteBuffer: ~Copyable {
     /// `"text"`, escaping `"` `\` and the controls below 0x20 (`\n` `\r` `\t` by name, the rest as
     /// `\u00xx` in lowercase hex); every other scalar, non-ASCII included, is copied as UTF-8.
     /// Runs that need no escape are copied in one go.
-    public mutating func appendString(_ text: String) {
+    mutating func appendString(_ text: String) {
         append(Self.quote)
         let copied: Void? = text.utf8.withContiguousStorageIfAvailable { appendEscaped($0) }
         if copied == nil {
@@ -135,7 +136,7 @@ public struct JSONByteBuffer: ~Copyable {
     /// A finite double: integral values below 2^53 as their digits (what the description minus
     /// its `.0` says, without formatting a string; -0 keeps its sign), others in Swift's shortest
     /// round-tripping form.
-    public mutating func appendFiniteDouble(_ value: Double) {
+    mutating func appendFiniteDouble(_ value: Double) {
         if value.rounded(.towardZero) == value && value.magnitude < 9_007_199_254_740_992 && value != 0 {
             appendInteger(Int64(value))
         } else {
@@ -144,7 +145,7 @@ public struct JSONByteBuffer: ~Copyable {
     }
 
     /// A number's description without a trailing `.0` (`3`, as `JSONEncoder` writes).
-    public mutating func appendShortestForm(_ description: String) {
+    mutating func appendShortestForm(_ description: String) {
         let start = written
         appendRaw(description)
         if written - start > 2 && self[written - 1] == UInt8(ascii: "0") && self[written - 2] == UInt8(ascii: ".") {
@@ -152,7 +153,7 @@ public struct JSONByteBuffer: ~Copyable {
         }
     }
 
-    public mutating func appendInteger<Integer: BinaryInteger>(_ value: Integer) {
+    mutating func appendInteger<Integer: BinaryInteger>(_ value: Integer) {
         if value < 0 {
             append(UInt8(ascii: "-"))
             appendDigits(UInt64(value.magnitude))
@@ -162,7 +163,7 @@ public struct JSONByteBuffer: ~Copyable {
     }
 
     /// Decimal digits, written backwards straight into the buffer.
-    public mutating func appendDigits(_ value: UInt64) {
+    mutating func appendDigits(_ value: UInt64) {
         var length = 1
         var limit: UInt64 = 10
         while length < 20 && value >= limit {
