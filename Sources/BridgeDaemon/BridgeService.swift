@@ -338,14 +338,10 @@ public actor BridgeService {
         }
     }
 
-    /// The engine with what `loadEngine` does not carry: the alert rules, the routing and the
-    /// configured key (whose fingerprint decides whether a recorded target refusal still holds).
+    /// The engine with what `loadEngine` does not carry: the configured key (whose fingerprint
+    /// decides whether a recorded target refusal still holds) and the pacer.
     private static func configured(_ engine: BridgeEngine, _ configuration: BridgeConfiguration) -> BridgeEngine {
         var engine = engine
-        engine.alertSettings = configuration.alerts
-        engine.actionSettings = configuration.actions
-        engine.widgetSettings = configuration.widgets
-        engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         // Paced only when requests reach PushWard: dry-run (no key) sends nothing to count.
         if configuration.apiKey != nil { engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing) }
@@ -360,7 +356,8 @@ public actor BridgeService {
             // The requests of the current window were sent all the same: the pacer keeps them.
             let pacer = engine.pacer
             var loaded = try database.loadEngine(
-                settings: configuration.engineSettings, filter: engine.filter, at: Date().timeIntervalSince1970)
+                configuration: configuration.engineConfiguration.replacing(filter: engine.filter),
+                at: Date().timeIntervalSince1970)
             loaded.pacer = pacer
             engine = Self.configured(loaded, configuration)
             needsReload = false
@@ -596,7 +593,7 @@ public actor BridgeService {
 
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
     public func updateFilter(_ filter: DeliveryFilter) {
-        engine.filter = filter
+        engine.updateFilter(filter)
     }
 
     /// Takes what PushWard says the month's usage is (`GET /auth/me`) as the planner's budget,
@@ -608,8 +605,7 @@ public actor BridgeService {
         let previous = engine.budget
         engine.budget = budget
         snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
-        engine.widgetBudget.used = usage.widgetUpdatesUsed
-        engine.widgetBudget.limit = usage.widgetUpdatesLimit
+        engine.noteWidgetUsage(used: usage.widgetUpdatesUsed, limit: usage.widgetUpdatesLimit)
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

@@ -82,8 +82,8 @@ public final class Daemon: @unchecked Sendable {
         // flight, and its gauges say nothing of runs it does not apply.
         let engine =
             shared
-            ? BridgeEngine(settings: configuration.engineSettings, filter: configuration.filter)
-            : try database.loadEngine(settings: configuration.engineSettings, filter: configuration.filter, at: now)
+            ? BridgeEngine(configuration: configuration.engineConfiguration)
+            : try database.loadEngine(configuration: configuration.engineConfiguration, at: now)
         let instance = Self.instanceName(listen: configuration.listen)
         Self.interruptCutOffPresses(database, recordedBy: shared ? instance : nil, logger: logger, at: now)
         // Several instances: deliveries are committed for the leader and answered on a connection
