@@ -141,13 +141,3 @@ public struct WidgetBook: Sendable {
         sessions[session.slug] = session
     }
 }
-
-/// What a widget answer meant, for the log.
-public enum WidgetAnswerEffect: Sendable, Equatable {
-    case acknowledged
-    case recreating
-    case quotaExhausted(until: UnixTime)
-    case willRetry(at: UnixTime)
-    case refused(String)
-    case rejected(String)
-}
