@@ -17,10 +17,9 @@ extension BridgeEngine {
     mutating func noteSlotChange(_ slug: String) {
         let person = slotPerson(ofSlug: slug)
         if slots.personOfSlug[slug] == nil, cardBook[slug]?.owner != nil {
-            slots.personOfSlug[slug] = person
-            slots.slugsOfPerson[person, default: []].insert(slug)
+            slots.index(slug, person: person)
         }
-        slots.dirtyPeople.insert(person)
+        slots.markDirty(person: person)
     }
 
     /// Whether `GET /activities?state=preempted` is wanted now (at start, and after an answer that
@@ -35,12 +34,12 @@ extension BridgeEngine {
         // With no card the bridge takes for showing, there is nothing the list could correct.
         guard cardBook.sessions.values.contains(where: { $0.phase != .ended && $0.acknowledged?.state == "ongoing" })
         else {
-            slots.preemptedCheckWanted = false
+            slots.notePreemptedCheck(askedAt: nil)
             return false
         }
         if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
         guard admitPaced(.reading, at: now) else { return false }
-        slots.preemptedCheckAskedAt = now
+        slots.notePreemptedCheck(askedAt: now)
         return true
     }
 
@@ -50,21 +49,16 @@ extension BridgeEngine {
 
     /// Plans every person something happened to since the last plan.
     mutating func planSlots(at now: UnixTime) {
-        if slots.indexStale { rebuildSlotIndex() }
-        guard !slots.dirtyPeople.isEmpty else { return }
-        let people = slots.dirtyPeople
-        slots.dirtyPeople.removeAll()
-        for person in people.sorted() { planSlots(person: person, at: now) }
+        if slots.takeStale() { rebuildSlotIndex() }
+        for person in slots.takeDirtyPeople() { planSlots(person: person, at: now) }
     }
 
     /// After a restart the index of cards by person is built once from the sessions put back.
     private mutating func rebuildSlotIndex() {
-        slots.indexStale = false
         for (slug, session) in cardBook.sessions where session.owner != nil && slots.personOfSlug[slug] == nil {
             let person = SummaryCard.isSummary(slug) ? personOfSummary(slug) : slotPerson(ofSlug: slug)
-            slots.personOfSlug[slug] = person
-            slots.slugsOfPerson[person, default: []].insert(slug)
-            slots.dirtyPeople.insert(person)
+            slots.index(slug, person: person)
+            slots.markDirty(person: person)
         }
     }
 
@@ -106,15 +100,14 @@ extension BridgeEngine {
         }
         let plan = SlotPlanner.plan(candidates, slots: configuration.settings.slotsPerPerson)
         let holders = Set(plan.cards)
-        let before = slots.holders[person] ?? []
-        slots.holders[person] = holders.isEmpty ? nil : holders
+        let before = slots.setHolders(holders, of: person)
         for key in holders.symmetricDifference(before) {
             guard let slug = runBook.slugs[key] else { continue }
             cardBook.markDirty(slug)
             if before.contains(key), let session = cardBook[slug], session.acknowledged?.state == "ongoing",
                 session.phase != .ended
             {
-                slots.displaced.insert(slug)
+                slots.markDisplaced(slug)
             }
         }
         for key in plan.cards {
@@ -167,9 +160,7 @@ extension BridgeEngine {
     /// again) when runs overflow, its content moved when the list changes, ended when it empties.
     private mutating func updateSummary(person: String, runs listed: [RunKey], at now: UnixTime) {
         let slug = SummaryCard.slug(person: person)
-        if (slots.summary[person] ?? []) != listed {
-            slots.summary[person] = listed.isEmpty ? nil : listed
-            slots.summaryChangedAt[person] = now
+        if slots.setSummary(listed, of: person, at: now) {
             if cardBook[slug] != nil {
                 cardBook.markDirty(slug)
                 changes.slugs.insert(slug)
@@ -193,8 +184,7 @@ extension BridgeEngine {
         // and it must go out at every level (coalesced), not wait for a heartbeat.
         session.fidelity = .full
         cardBook.put(session, on: slug, changes: &changes)
-        slots.personOfSlug[slug] = person
-        slots.slugsOfPerson[person, default: []].insert(slug)
+        slots.index(slug, person: person)
         cardBook.markDirty(slug)
     }
 
@@ -242,7 +232,7 @@ extension BridgeEngine {
     mutating func slotAdjusted(_ decision: ReconcileDecision, slug: String) -> ReconcileDecision {
         // A claim to go ongoing lasts from the decision to its answer; a card decided again has
         // no request out (the dispatcher decides no card in flight), so an old claim is void.
-        slots.ongoingClaims.remove(slug)
+        slots.claimOngoing(slug, false)
         guard case .send(var planned) = decision, var body = planned.request.body.objectValue,
             planned.request.resource == .activities, let session = cardBook[slug]
         else { return decision }
@@ -262,12 +252,12 @@ extension BridgeEngine {
         let goesOngoing = body["state"] == "ongoing" && (session.acknowledged?.state != "ongoing" || suspect)
         if goesOngoing {
             guard hasRoom(person: person, for: slug, priority: wanted) else {
-                slots.waitingForRoom.insert(slug)
+                slots.waitForRoom(slug, true)
                 return .idle
             }
-            slots.ongoingClaims.insert(slug)
+            slots.claimOngoing(slug, true)
         }
-        slots.waitingForRoom.remove(slug)
+        slots.waitForRoom(slug, false)
         planned.request.body = .object(body)
         return .send(planned)
     }
@@ -310,12 +300,12 @@ extension BridgeEngine {
     /// it evicted this one. Either way the free `GET /activities?state=preempted` says which.
     mutating func noteSlotAnswer(_ answer: PushWardAnswer, for planned: PlannedRequest, at now: UnixTime) {
         let slug = planned.request.slug
-        slots.ongoingClaims.remove(slug)
+        slots.claimOngoing(slug, false)
         noteSlotChange(slug)
         guard planned.request.resource == .activities else { return }
         switch answer {
         case .success(_, let state):
-            if planned.request.body["state"] != nil { slots.displaced.remove(slug) }
+            if planned.request.body["state"] != nil { slots.settleDisplaced(slug) }
             if state == "preempted" {
                 markPreempted(slug, at: now)
             } else if planned.request.body["state"] == "ongoing" {
@@ -327,12 +317,12 @@ extension BridgeEngine {
                     else { return false }
                     return !(slots.holders[person]?.contains(owner) ?? false)
                 }
-                if evicting { slots.preemptedCheckWanted = true }
+                if evicting { slots.wantPreemptedCheck() }
             }
         case .problem(let problem)
         where planned.request.method == .patch && planned.request.body["state"] == nil
             && (problem.code == "activity.state_invalid" || problem.detail?.lowercased().contains("preempted") == true):
-            slots.preemptedCheckWanted = true
+            slots.wantPreemptedCheck()
         default:
             break
         }
@@ -342,9 +332,8 @@ extension BridgeEngine {
     /// card of the bridge's in it that the bridge still took for showing is marked preempted; its
     /// run goes to the summary card. Slugs the bridge does not hold are someone else's and ignored.
     public mutating func observePreempted(_ slugs: Set<String>, at now: UnixTime) {
-        slots.preemptedCheckWanted = false
         // Answered: the next eviction is asked about at once; only unanswered asks are spaced.
-        slots.preemptedCheckAskedAt = nil
+        slots.preemptedCheckAnswered()
         for slug in slugs.sorted() { markPreempted(slug, at: now) }
     }
 

@@ -162,13 +162,13 @@ public struct BridgeEngine: Sendable {
     /// Puts back a run read from storage.
     public mutating func restore(run state: RunState, slug: String, released isReleased: Bool) {
         runBook.restore(state, slug: slug, released: isReleased)
-        slots.indexStale = true
+        slots.markStale()
     }
 
     /// Puts back a card read from storage.
     public mutating func restore(session: ActivitySession, floor: ProgressFloor?) {
         cardBook.restore(session, floor: floor)
-        slots.indexStale = true
+        slots.markStale()
     }
 
     /// Puts back the dispatch gate read from storage.
