@@ -59,12 +59,18 @@ struct RunBookTests {
         #expect(twice == nil)
     }
 
+    /// A book holding `states`, and the changes storing them recorded.
+    static func book(holding states: [RunState]) -> (RunBook, EngineChanges) {
+        var book = RunBook(completionGrace: grace)
+        var changes = EngineChanges()
+        for state in states { book.store(state, changes: &changes) }
+        return (book, changes)
+    }
+
     @Test("the API saying a run goes on starts its grace period again")
     func heardFromAPI() {
-        var book = RunBook(completionGrace: Self.grace)
-        var changes = EngineChanges()
         let state = F.jobsFinished(RunScript(runID: 1))
-        book.store(state, changes: &changes)
+        var (book, changes) = Self.book(holding: [state])
         let now = state.lastChangeAt + 100
         book.heardFromAPI(state.key, at: now, changes: &changes)
         #expect(book[state.key]?.lastChangeAt == now)
@@ -73,10 +79,8 @@ struct RunBookTests {
 
     @Test("a run draws on its first card for good; released, it no longer contends; let go of, nothing of it is held")
     func cardsAndReleases() {
-        var book = RunBook(completionGrace: Self.grace)
-        var changes = EngineChanges()
         let state = F.running(RunScript(runID: 1))
-        book.store(state, changes: &changes)
+        var (book, _) = Self.book(holding: [state])
         let drawn = book.draw(state.key, on: "ci")
         let again = book.draw(state.key, on: "other")
         #expect(drawn == "ci")
@@ -98,13 +102,11 @@ struct RunBookTests {
 
     @Test("only a released run that finished long enough ago, holds no card and has nothing unwritten is let go of")
     func finishedSelection() {
-        var book = RunBook(completionGrace: Self.grace)
-        var changes = EngineChanges()
         let done = F.finished(RunScript(runID: 1))
         let held = F.finished(RunScript(runID: 2))
         let unwritten = F.finished(RunScript(runID: 3))
+        var (book, changes) = Self.book(holding: [done, held, unwritten])
         for (state, slug) in [(done, "a"), (held, "b"), (unwritten, "c")] {
-            book.store(state, changes: &changes)
             _ = book.draw(state.key, on: slug)
             book.release(state.key, slug: slug, changes: &changes)
         }
@@ -121,12 +123,9 @@ struct RunBookTests {
 
     @Test("a silent run not finished is abandoned unless it holds its card or was released")
     func abandonedSelection() {
-        var book = RunBook(completionGrace: Self.grace)
-        var changes = EngineChanges()
         let silent = F.running(RunScript(runID: 1))
         let holding = F.running(RunScript(runID: 2))
-        book.store(silent, changes: &changes)
-        book.store(holding, changes: &changes)
+        var (book, changes) = Self.book(holding: [silent, holding])
         _ = book.draw(silent.key, on: "a")
         _ = book.draw(holding.key, on: "b")
         let picked = book.abandoned(before: silent.lastChangeAt + 1, holder: { $0 == "b" ? holding.key : nil })

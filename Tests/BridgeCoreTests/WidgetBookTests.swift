@@ -59,17 +59,23 @@ struct WidgetBookTests {
         #expect(book.sessions["ci-main"]?.desiredFinal == true)
     }
 
-    @Test("a request goes once acknowledged; a spent quota pauses every widget until the reset")
-    func quota() throws {
-        var book = WidgetBook()
+    /// The request of a widget that follows a run just started.
+    static func firstRequest(_ book: inout WidgetBook, at now: UnixTime, dispatch: inout DispatchControl) throws
+        -> PlannedWidgetRequest
+    {
         var changes = EngineChanges()
-        var dispatch = DispatchControl()
         book.follow(
             F.running(Self.script(1, at: F.start)), configured: [Self.main], icon: "hammer", supersededBy: { nil },
             changes: &changes)
-        let now = F.start + 10
         let due = book.dueRequests(at: now, inFlight: [], configured: [Self.main], dispatch: &dispatch)
-        let planned = try #require(due.first)
+        return try #require(due.first)
+    }
+
+    @Test("a request goes once acknowledged; a spent quota pauses every widget until the reset")
+    func quota() throws {
+        var (book, dispatch, changes) = (WidgetBook(), DispatchControl(), EngineChanges())
+        let now = F.start + 10
+        let planned = try Self.firstRequest(&book, at: now, dispatch: &dispatch)
         let inFlight = book.dueRequests(at: now, inFlight: ["ci-main"], configured: [Self.main], dispatch: &dispatch)
         #expect(inFlight.isEmpty)
 
@@ -90,15 +96,9 @@ struct WidgetBookTests {
 
     @Test("PushWard's per-minute limit goes to the dispatch gate; no answer retries with a growing backoff")
     func rateLimitAndRetries() throws {
-        var book = WidgetBook()
-        var changes = EngineChanges()
-        var dispatch = DispatchControl()
-        book.follow(
-            F.running(Self.script(1, at: F.start)), configured: [Self.main], icon: "hammer", supersededBy: { nil },
-            changes: &changes)
+        var (book, dispatch, changes) = (WidgetBook(), DispatchControl(), EngineChanges())
         let now = F.start + 10
-        let due = book.dueRequests(at: now, inFlight: [], configured: [Self.main], dispatch: &dispatch)
-        let planned = try #require(due.first)
+        let planned = try Self.firstRequest(&book, at: now, dispatch: &dispatch)
         _ = book.handle(
             .problem(PushWardProblem(status: 429, code: "rate_limit.exceeded", retryAfter: 30)), for: planned, at: now,
             dispatch: &dispatch, changes: &changes)
