@@ -29,7 +29,8 @@ extension BridgeEngine {
         case 429 where problem.code == "quota.exceeded":
             // Without a reset time, an hour: retrying a spent monthly quota sooner is pointless.
             let until = max(problem.resetAt ?? now + 3_600, now + 1)
-            dispatch.pauseForQuota(until: until, reason: "PushWard quota exhausted: " + problem.summary, changes: &changes)
+            dispatch.pauseForQuota(
+                until: until, reason: "PushWard quota exhausted: " + problem.summary, changes: &changes)
             return .quotaExhausted(until: until)
         case 429:
             return .rateLimited(until: noteRateLimited(retryAfter: problem.retryAfter, at: now))
