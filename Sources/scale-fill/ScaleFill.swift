@@ -118,8 +118,7 @@ struct ScaleFill {
         let service: BridgeService
         do {
             let database = try BridgeDatabase(path: options.database)
-            let engine = try database.loadEngine(
-                settings: configuration.activity, filter: configuration.filter, at: start)
+            let engine = try database.loadEngine(configuration: configuration.engineConfiguration, at: start)
             service = BridgeService(database: database, engine: engine, configuration: configuration, logger: logger)
         }
         let transport = DryRunTransport()

@@ -33,7 +33,7 @@ struct RetentionServiceTests {
         let lines = Mutex<[String]>([])
         let logger = Logger(label: "test", minimumLevel: .debug, sink: { line in lines.withLock { $0.append(line) } })
         let configuration = BridgeConfiguration()
-        let engine = try database.loadEngine(settings: configuration.activity, filter: configuration.filter, at: now)
+        let engine = try database.loadEngine(configuration: configuration.engineConfiguration, at: now)
         let service = BridgeService(database: database, engine: engine, configuration: configuration, logger: logger)
 
         // 450 rows in batches of 200: two full batches, then the rest.

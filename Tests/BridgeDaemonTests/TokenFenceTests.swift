@@ -32,7 +32,7 @@ struct TokenFenceTests {
         let logs = LineLog()
         let service = BridgeService(
             database: try BridgeDatabase(location: .postgresql(uri: uri)),
-            engine: BridgeEngine(settings: configuration.engineSettings),
+            engine: BridgeEngine(configuration: configuration.engineConfiguration),
             configuration: configuration, logger: Logger(label: "test", sink: { logs.append($0) }))
         let settings = try #require(configuration.actions)
         let alert = AlertRecord(
