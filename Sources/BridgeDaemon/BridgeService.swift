@@ -561,7 +561,7 @@ public actor BridgeService {
 
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
     public func updateFilter(_ filter: DeliveryFilter) {
-        engine.filter = filter
+        engine.updateFilter(filter)
     }
 
     /// Takes what PushWard says the month's usage is (`GET /auth/me`) as the planner's budget,
@@ -573,8 +573,7 @@ public actor BridgeService {
         let previous = engine.budget
         engine.budget = budget
         boards.snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
-        engine.widgetBudget.used = usage.widgetUpdatesUsed
-        engine.widgetBudget.limit = usage.widgetUpdatesLimit
+        engine.noteWidgetUsage(used: usage.widgetUpdatesUsed, limit: usage.widgetUpdatesLimit)
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

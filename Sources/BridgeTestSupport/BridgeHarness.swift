@@ -12,9 +12,9 @@ public struct BridgeHarness: Sendable {
         settings: ActivitySettings = .pushingEveryChange, filter: DeliveryFilter = DeliveryFilter(),
         widgets: [WidgetSettings] = []
     ) {
-        var engine = BridgeEngine(settings: settings, filter: filter)
-        engine.widgetSettings = widgets
-        session = RenderSession(engine: engine)
+        session = RenderSession(
+            engine: BridgeEngine(
+                configuration: EngineConfiguration(settings: settings, filter: filter, widgets: widgets)))
     }
 
     /// What is wrong with the widget requests sent so far, each checked as the fake PushWard does

@@ -30,11 +30,10 @@ enum RenderCommand {
     /// The daemon's core as the configuration sets it up: cards, routing (slugs and targets) and
     /// alerts alike.
     static func engine(_ configuration: BridgeConfiguration) -> BridgeEngine {
-        var engine = BridgeEngine(settings: configuration.activity, filter: configuration.filter)
-        engine.widgetSettings = configuration.widgets
-        engine.alertSettings = configuration.alerts
-        engine.actionSettings = configuration.actions
-        engine.routing = configuration.routing
+        let engine = BridgeEngine(
+            configuration: EngineConfiguration(
+                settings: configuration.activity, filter: configuration.filter, alerts: configuration.alerts,
+                actions: configuration.actions, routing: configuration.routing, widgets: configuration.widgets))
         return engine
     }
 

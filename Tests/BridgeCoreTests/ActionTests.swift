@@ -27,10 +27,10 @@ struct ActionTests {
     }
 
     /// An engine with `actions` (every button by default) and alerts on the default branch.
-    static func engine(_ settings: ActionSettings = ActionSettings(publicURL: publicURL)) -> BridgeEngine {
-        var engine = AlertTests.engine()
-        engine.actionSettings = settings
-        return engine
+    static func engine(
+        _ settings: ActionSettings = ActionSettings(publicURL: publicURL), alertRules: [AlertRule] = [.onDefaultBranch]
+    ) -> BridgeEngine {
+        AlertTests.engine(alertRules, actions: settings)
     }
 
     /// The card's content as PushWard last took it.
@@ -178,8 +178,8 @@ struct ActionTests {
 
     @Test("a run waiting on an environment sends Approve and Reject even without an alert rule for it")
     func review() throws {
-        var engine = Self.engine(ActionSettings(publicURL: Self.publicURL, requireAuthentication: false))
-        engine.alertSettings = AlertSettings(rules: [])
+        var engine = Self.engine(
+            ActionSettings(publicURL: Self.publicURL, requireAuthentication: false), alertRules: [])
         let script = RunScript(runID: 3)
         let alerts = AlertTests.play(
             [

@@ -14,14 +14,18 @@ struct AlertTests {
 
     /// An engine with `rules` (default: what `"alerts": {}` turns on) that acknowledges every
     /// request at once, so runs own live activities as they would in the daemon.
-    static func engine(_ rules: [AlertRule] = [.onDefaultBranch]) -> BridgeEngine {
+    static func engine(
+        _ rules: [AlertRule] = [.onDefaultBranch], actions: ActionSettings? = nil,
+        routing: RoutingSettings = RoutingSettings(), widgets: [WidgetSettings] = []
+    ) -> BridgeEngine {
         var settings = ActivitySettings()
         settings.endDelay = 0
         settings.endDisplayTime = 0
         settings.minUpdateInterval = 0
-        var engine = BridgeEngine(settings: settings)
-        engine.alertSettings = AlertSettings(rules: rules)
-        return engine
+        return BridgeEngine(
+            configuration: EngineConfiguration(
+                settings: settings, alerts: AlertSettings(rules: rules), actions: actions, routing: routing,
+                widgets: widgets))
     }
 
     /// Plays `events` (acknowledging every request) and returns the alerts planned, taking them

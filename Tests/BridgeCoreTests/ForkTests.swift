@@ -236,16 +236,16 @@ struct ForkTests {
     )
         -> BridgeEngine
     {
-        var engine = AlertTests.engine(alertRules)
-        engine.actionSettings = ActionSettings(
-            publicURL: "https://hooks.example.com",
-            rules: [
-                ActionRule(
-                    offer: [.cancel, .approve, .rerun], workflows: [GlobPattern("Deploy*")],
-                    branches: [GlobPattern("main")])
-            ])
-        engine.widgetSettings = [WidgetSettings(slug: "ci-main", name: "CI on main", branches: [GlobPattern("main")])]
-        return engine
+        AlertTests.engine(
+            alertRules,
+            actions: ActionSettings(
+                publicURL: "https://hooks.example.com",
+                rules: [
+                    ActionRule(
+                        offer: [.cancel, .approve, .rerun], workflows: [GlobPattern("Deploy*")],
+                        branches: [GlobPattern("main")])
+                ]),
+            widgets: [WidgetSettings(slug: "ci-main", name: "CI on main", branches: [GlobPattern("main")])])
     }
 
     /// The fork run's deliveries: recorded-shape run bodies, jobs from the script, one waiting.

@@ -94,10 +94,12 @@ struct PacedDispatchTests {
 
     @Test("without a pacer nothing is held: the same turn sends every card's request")
     func unpaced() {
-        var engine = BridgeEngine(settings: Self.settings)
         // Three people's runs, four each: every card has a slot (five per person), so only the
         // pacer could hold one back.
-        engine.routing = RoutingSettings(members: ["dev0": "usr_0", "dev1": "usr_1", "dev2": "usr_2"])
+        var engine = BridgeEngine(
+            configuration: EngineConfiguration(
+                settings: Self.settings,
+                routing: RoutingSettings(members: ["dev0": "usr_0", "dev1": "usr_1", "dev2": "usr_2"])))
         for index in 1...12 {
             var script = Self.script(index)
             script.actor = "dev\(index % 3)"
@@ -108,8 +110,9 @@ struct PacedDispatchTests {
 
     @Test("widgets take the pacer's room as upkeep; a 429 to one pauses the cards as well")
     func widgetsPaced() throws {
-        var engine = BridgeEngine(settings: Self.settings)
-        engine.widgetSettings = [WidgetSettings(slug: "ci-widget", name: "CI")]
+        var engine = BridgeEngine(
+            configuration: EngineConfiguration(
+                settings: Self.settings, widgets: [WidgetSettings(slug: "ci-widget", name: "CI")]))
         engine.pacer = RequestPacer(settings: .init(limit: 2, window: 60))
         _ = engine.receive(Self.script(1).run("requested", at: 0), at: Self.start)
         // The upkeep share of 2 is 1: the card's create takes it, the widget waits for room.

@@ -13,9 +13,7 @@ struct RoutingTests {
         tags: [.init(repositories: GlobPattern("acme/payments"), names: ["on-call"])])
 
     static func engine(_ routing: RoutingSettings = Self.routing, alerts: Bool = false) -> BridgeEngine {
-        var engine = AlertTests.engine(alerts ? [AlertRule(when: [.failure])] : [])
-        engine.routing = routing
-        return engine
+        AlertTests.engine(alerts ? [AlertRule(when: [.failure])] : [], routing: routing)
     }
 
     static func script(_ runID: Int, actor: String, repository: String = "acme/widgets") -> RunScript {

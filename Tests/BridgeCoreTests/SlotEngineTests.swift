@@ -65,8 +65,8 @@ struct SlotEngineTests {
         /// Cards PushWard evicted while the bridge still gave their run a slot.
         var againstPlan: [String] = []
 
-        init(settings: ActivitySettings = ActivitySettings()) {
-            engine = BridgeEngine(settings: settings)
+        init(settings: ActivitySettings = ActivitySettings(), routing: RoutingSettings = RoutingSettings()) {
+            engine = BridgeEngine(configuration: EngineConfiguration(settings: settings, routing: routing))
         }
 
         mutating func deliver(_ events: [WebhookEvent]) {
@@ -346,8 +346,7 @@ struct SlotEngineTests {
 
     @Test("each routed person has five slots and a summary card of their own, reaching only them")
     func routedPeople() throws {
-        var harness = Harness()
-        harness.engine.routing = RoutingSettings(members: ["octocat": "usr_1", "hubot": "usr_2"])
+        var harness = Harness(routing: RoutingSettings(members: ["octocat": "usr_1", "hubot": "usr_2"]))
         // Per person on PushWard; this model counts one person, so it must not evict here.
         harness.pushward.cap = 100
         for index in 1...12 {

@@ -18,9 +18,7 @@ struct WidgetTests {
         slug: "ci-main", name: "CI on main", workflows: [GlobPattern("CI")], branches: [GlobPattern("main")])
 
     static func engine(_ widgets: [WidgetSettings] = [main]) -> BridgeEngine {
-        var engine = BridgeEngine()
-        engine.widgetSettings = widgets
-        return engine
+        BridgeEngine(configuration: EngineConfiguration(widgets: widgets))
     }
 
     /// Plays `events`, one second apart from the first's time, acknowledging every widget request

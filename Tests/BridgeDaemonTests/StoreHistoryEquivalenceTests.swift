@@ -66,7 +66,7 @@ struct StoreHistoryEquivalenceTests {
         static func start(path: String, configuration: BridgeConfiguration, at now: UnixTime) throws -> BridgeService {
             let database = try BridgeDatabase(path: path)
             let engine = try database.loadEngine(
-                settings: configuration.activity, filter: configuration.filter, at: now, historyCapacity: 1)
+                configuration: configuration.engineConfiguration, at: now, historyCapacity: 1)
             return BridgeService(
                 database: database, engine: engine, configuration: configuration,
                 logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }))

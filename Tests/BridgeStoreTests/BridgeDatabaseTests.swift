@@ -229,8 +229,10 @@ struct BridgeDatabaseTests {
             &engine, elsewhere.deliveries(waves: waves, complete: false).prefix(3).map { $0 },
             database: try #require(database), from: now)
         // A spent quota is kept across a restart too.
-        engine.gate.quotaPausedUntil = now + 3_600
-        engine.gate.reason = "quota.exceeded"
+        var spent = engine.gate
+        spent.quotaPausedUntil = now + 3_600
+        spent.reason = "quota.exceeded"
+        engine.restore(gate: spent)
         engine.changes.gate = true
         let gateChanges = engine.takeChanges()
         try #require(database).write { try $0.save(engine.rows(for: gateChanges, at: now), at: now) }

@@ -693,3 +693,13 @@ extension BridgeConfiguration {
         try DatabaseLocation(parsing: database)
     }
 }
+
+extension BridgeConfiguration {
+    /// The rules the engine runs with, all of them at once: the engine is made with these and
+    /// never patched afterwards.
+    public var engineConfiguration: EngineConfiguration {
+        EngineConfiguration(
+            settings: engineSettings, filter: filter, alerts: alerts, actions: actions, routing: routing,
+            widgets: widgets)
+    }
+}

@@ -3,8 +3,7 @@ extension BridgeEngine {
     /// routed to nobody, or for a run not known to be the repository's own: a fork's author wrote
     /// what a button would cancel, approve or re-run (SECURITY.md, "Forks").
     public func offers(for state: RunState) -> Set<ActionKind> {
-        guard let actionSettings, route(for: state) != .nobody, state.origin.isBase else { return [] }
-        return actionSettings.offers(for: AlertSubject(state))
+        configuration.offers(for: state)
     }
 
     /// The state of `key` as the engine holds it or storage kept it (read back into the engine,
@@ -13,7 +12,7 @@ extension BridgeEngine {
         throws(Provider.Failure) -> RunState?
     {
         try recallWithCard(key, from: provider)
-        return runs[key]
+        return runBook[key]
     }
 
     /// Why `kind` no longer makes sense for `key` (nil: it does): a re-run only of a failed,
@@ -22,7 +21,7 @@ extension BridgeEngine {
     public func actionProblem(_ kind: ActionKind, on key: RunKey, environment: String?, newerAttemptStored: Bool)
         -> String?
     {
-        guard let state = runs[key] else { return "the run is not known any more" }
+        guard let state = runBook[key] else { return "the run is not known any more" }
         guard state.origin.isBase else {
             return state.origin == .unknown ? "the run is not known to be the repository's own" : "the run is a fork's"
         }
@@ -51,7 +50,7 @@ extension BridgeEngine {
     /// Who a run's buttons go to: the routed person's login (and the PushWard member it maps to),
     /// else the routing target, else nil (everyone the key reaches).
     public func recipient(of state: RunState) -> (person: String?, description: String?) {
-        let route = route(for: state)
+        let route = configuration.route(for: state)
         let target = route.target.map(\.description)
         guard let person = route.person else { return (nil, target) }
         return (person, target.map { "\(person) (\($0))" } ?? person)
@@ -59,7 +58,7 @@ extension BridgeEngine {
 
     /// The environment a review button of the run answers: the first waiting job's.
     public func waitingEnvironment(of key: RunKey) -> String? {
-        runs[key]?.workflowJobs.first(where: \.isWaiting)?.waitingEnvironment
+        runBook[key]?.workflowJobs.first(where: \.isWaiting)?.waitingEnvironment
     }
 
     /// The one environment a review button of `key` may be minted for, nil when none may: the
@@ -69,7 +68,7 @@ extension BridgeEngine {
     /// pending and none named: no button, since nothing says which one the job waits on, and a
     /// button approves exactly one. An empty name never gets a button.
     public func reviewEnvironment(of key: RunKey, pending: [String]?) -> String? {
-        guard let jobs = runs[key]?.workflowJobs.filter(\.isWaiting), !jobs.isEmpty else { return nil }
+        guard let jobs = runBook[key]?.workflowJobs.filter(\.isWaiting), !jobs.isEmpty else { return nil }
         if let named = jobs.lazy.compactMap(\.waitingEnvironment).first(where: { !$0.isEmpty }) { return named }
         let listed = Set((pending ?? []).filter { !$0.isEmpty })
         return listed.count == 1 ? listed.first : nil
@@ -78,13 +77,13 @@ extension BridgeEngine {
     /// Whether minting a review button for `key` needs GitHub's pending deployments: a job waits
     /// and no delivery named the environment.
     public func reviewNeedsPendingDeployments(_ key: RunKey) -> Bool {
-        runs[key]?.completion == nil && reviewEnvironment(of: key, pending: nil) == nil
-            && runs[key]?.workflowJobs.contains(where: \.isWaiting) == true
+        runBook[key]?.completion == nil && reviewEnvironment(of: key, pending: nil) == nil
+            && runBook[key]?.workflowJobs.contains(where: \.isWaiting) == true
     }
 
     /// Whether a newer attempt of `key`'s run is known: a re-run button of an older one is dead.
     public func hasNewerAttempt(than key: RunKey) -> Bool {
-        runs.keys.contains { $0.repository == key.repository && $0.runID == key.runID && $0.attempt > key.attempt }
+        runBook.hasNewerAttempt(than: key)
     }
 
     /// Records what became of a pressed button: the card says `text` until a delivery changes the
@@ -93,18 +92,18 @@ extension BridgeEngine {
         _ kind: ActionKind, on key: RunKey, text: String, failed: Bool, at now: UnixTime, history provider: Provider
     ) throws(Provider.Failure) {
         try recallWithCard(key, from: provider)
-        guard let state = runs[key] else { return }
+        guard let state = runBook[key] else { return }
         // GitHub's message and a person's name reach a card and a notification: one line, no bidi.
-        runs[key]?.actionNote = ActionNote(
-            kind: kind, text: AlertContent.plain(text), failed: failed, at: max(now, state.lastChangeAt))
-        changes.runs.insert(key)
-        if let slug = slugs[key] {
-            dirtySlugs.insert(slug)
+        runBook.record(
+            ActionNote(kind: kind, text: AlertContent.plain(text), failed: failed, at: max(now, state.lastChangeAt)),
+            for: key, changes: &changes)
+        if let slug = runBook.slugs[key] {
+            cardBook.markDirty(slug)
             changes.slugs.insert(slug)
         }
-        guard failed, let updated = runs[key] else { return }
-        let slug = slugs[key].flatMap { sessions[$0]?.owner == key ? $0 : nil }
-        let target = gate.targetsRefusedAt == nil ? route(for: updated).target : nil
+        guard failed, let updated = runBook[key] else { return }
+        let slug = cardSlug(of: key)
+        let target = dispatch.targetsRefused ? nil : configuration.route(for: updated).target
         changes.alerts.append(
             PlannedAlert(
                 run: key, reason: .actionFailed,
@@ -116,9 +115,9 @@ extension BridgeEngine {
     private mutating func recallWithCard<Provider: HistoryProvider>(_ key: RunKey, from provider: Provider)
         throws(Provider.Failure)
     {
-        guard runs[key] == nil, let stored = try provider.storedRun(key) else { return }
+        guard runBook[key] == nil, let stored = try provider.storedRun(key) else { return }
         restore(run: stored.state, slug: stored.slug, released: stored.released)
-        if sessions[stored.slug] == nil, let card = try provider.storedSession(slug: stored.slug) {
+        if cardBook[stored.slug] == nil, let card = try provider.storedSession(slug: stored.slug) {
             restore(session: card.session, floor: card.floor)
         }
     }

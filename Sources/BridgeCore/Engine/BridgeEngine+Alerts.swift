@@ -1,35 +1,12 @@
 extension BridgeEngine {
-    /// What a change of a run's state may alert for: a completion that failed or succeeded (a
-    /// success alerts only when it fixes something, which `planAlerts` asks history about), and a
-    /// job that began to wait for a review. A review is asked for only once the run's origin is
-    /// known: a job can wait before the `workflow_run` delivery says whether the run is a fork's,
-    /// and the question (with its Approve and Reject for the repository's own run) waits for it.
-    static func alertTransitions(from before: RunState, to after: RunState) -> Set<AlertReason> {
-        var reasons: Set<AlertReason> = []
-        if before.completion == nil, let completion = after.completion {
-            if AlertReason.failedConclusions.contains(completion.conclusion) {
-                reasons.insert(.failure)
-            } else if completion.conclusion == "success" {
-                reasons.insert(.fixed)
-            }
-        }
-        let waitingBefore = before.origin == .unknown ? [] : Set(before.jobs.values.filter(\.isWaiting).map(\.id))
-        if after.completion == nil, after.origin != .unknown,
-            after.jobs.values.contains(where: { $0.isWaiting && !waitingBefore.contains($0.id) })
-        {
-            reasons.insert(.waiting)
-        }
-        return reasons
-    }
-
     /// Plans the alerts of the runs that finished by the grace period since the last call: the
     /// daemon calls this after `dueRequests`, with the same history it gives `receive`.
     public mutating func planAlerts<Provider: HistoryProvider>(history provider: Provider)
         throws(Provider.Failure)
     {
-        for (key, reasons) in alertChecks.sorted(by: { $0.key < $1.key }) {
+        for (key, reasons) in alertBook.pending {
             try planAlerts(key, reasons: reasons, provider: provider)
-            alertChecks[key] = nil
+            alertBook.planned(key)
         }
     }
 
@@ -38,12 +15,12 @@ extension BridgeEngine {
     mutating func planAlerts<Provider: HistoryProvider>(
         _ key: RunKey, reasons candidates: Set<AlertReason>, provider: Provider
     ) throws(Provider.Failure) {
-        guard alertSettings.isEnabled || actionSettings != nil, let state = runs[key], route(for: state) != .nobody
+        guard configuration.notifies, let state = runBook[key], configuration.route(for: state) != .nobody
         else { return }
         let subject = AlertSubject(state)
-        let offers = offers(for: state)
+        let offers = configuration.offers(for: state)
         var reasons = candidates.filter { reason in
-            alertSettings.rules.contains { $0.matches(reason, subject) }
+            configuration.alerts.rules.contains { $0.matches(reason, subject) }
                 || (reason == .waiting && offers.contains(.approve))
         }
         if reasons.contains(.fixed), try !fixesFailure(key, state: state, provider: provider) {
@@ -57,9 +34,9 @@ extension BridgeEngine {
     ) {
         // The run's card, when it has one: the sender names it in `activity_slug` once PushWard
         // has the activity (an unknown slug is a 422), waiting a little for its create if need be.
-        let slug = slugs[key].flatMap { sessions[$0]?.owner == key ? $0 : nil }
-        let target = gate.targetsRefusedAt == nil ? route(for: state).target : nil
-        var planned = alertSettings.alerts(for: reasons.sorted(), subject)
+        let slug = cardSlug(of: key)
+        let target = dispatch.targetsRefused ? nil : configuration.route(for: state).target
+        var planned = configuration.alerts.alerts(for: reasons.sorted(), subject)
         // A review the `actions` rules offer buttons for is asked for even without an alert rule.
         if reasons.contains(.waiting), !planned.contains(where: { $0.0 == .waiting }) {
             planned.append((.waiting, .active))
@@ -70,22 +47,15 @@ extension BridgeEngine {
                     run: key, reason: reason,
                     body: AlertContent.body(
                         for: reason, state: state, level: level, target: target,
-                        actions: notificationActions(for: reason, offers: offers)),
+                        actions: AlertBook.notificationActions(
+                            for: reason, offers: offers, settings: configuration.actions)),
                     activitySlug: slug))
         }
     }
 
-    /// The buttons an alert carries: "Re-run failed jobs" on a failure, Approve and Reject on a
-    /// review, when the `actions` rules offer them.
-    private func notificationActions(for reason: AlertReason, offers: Set<ActionKind>) -> [JSONValue] {
-        guard let actionSettings else { return [] }
-        let kinds: [ActionKind] =
-            switch reason {
-            case .failure: offers.contains(.rerun) ? [.rerun] : []
-            case .waiting: offers.contains(.approve) ? [.approve, .reject] : []
-            case .fixed, .actionFailed: []
-            }
-        return kinds.map(actionSettings.notificationAction)
+    /// The card `key`'s run holds, when it holds one: an alert names it in `activity_slug`.
+    func cardSlug(of key: RunKey) -> String? {
+        runBook.slugs[key].flatMap { cardBook[$0]?.owner == key ? $0 : nil }
     }
 
     /// Whether the newest earlier decisive run of the workflow on the run's branch failed. A fork's

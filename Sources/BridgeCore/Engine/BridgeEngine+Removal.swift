@@ -28,8 +28,8 @@ extension BridgeEngine {
     /// The DELETE of `slug`'s ended activity when it is due at `now`, when it will be (`.wait`),
     /// or nil when there is nothing to delete.
     public func removal(slug: String, at now: UnixTime) -> ReconcileDecision? {
-        guard let session = sessions[slug], let owner = session.owner,
-            let due = Self.deletionDue(session, settings: settings)
+        guard let session = cardBook[slug], let owner = session.owner,
+            let due = Self.deletionDue(session, settings: configuration.settings)
         else { return nil }
         guard now >= due else { return .wait(until: due) }
         return .send(
@@ -43,11 +43,11 @@ extension BridgeEngine {
     public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
         switch removal(slug: slug, at: now) {
         case .send(let planned)?:
-            slugDue[slug] = nil
+            cardBook.setDue(slug, at: nil)
             return .send(planned)
         case .wait(let until)?:
             let decision = decideContent(slug: slug, at: now)
-            slugDue[slug] = min(slugDue[slug] ?? until, until)
+            cardBook.setDue(slug, at: min(cardBook.dueTime(of: slug) ?? until, until))
             return decision
         default:
             return decideContent(slug: slug, at: now)
@@ -58,23 +58,19 @@ extension BridgeEngine {
     /// any more, and every create that waited for room is tried again now.
     mutating func acknowledgeDeletion(_ planned: PlannedRequest, at now: UnixTime) {
         let slug = planned.request.slug
-        if var session = sessions[slug], session.owner == planned.run, session.phase == .ended,
+        if let session = cardBook[slug], session.owner == planned.run, session.phase == .ended,
             session.deletedAt == nil
         {
-            session.deletedAt = now
-            session.acknowledged = nil
-            session.deletionRequestedAt = nil
-            session.retryAt = nil
-            session.failures = 0
-            sessions[slug] = session
-            changes.slugs.insert(slug)
-            dirtySlugs.insert(slug)
+            cardBook.update(slug, changes: &changes) { session in
+                session.deletedAt = now
+                session.acknowledged = nil
+                session.deletionRequestedAt = nil
+                session.retryAt = nil
+                session.failures = 0
+            }
         }
-        let waiting = sessions.filter { $0.value.waitsForRoom == true && $0.value.phase == .needsCreate }.map(\.key)
-        for waiter in waiting {
-            sessions[waiter]?.retryAt = nil
-            changes.slugs.insert(waiter)
-            dirtySlugs.insert(waiter)
+        for waiter in cardBook.slugs(where: { $1.waitsForRoom == true && $1.phase == .needsCreate }) {
+            cardBook.update(waiter, changes: &changes) { $0.retryAt = nil }
         }
     }
 
@@ -87,29 +83,28 @@ extension BridgeEngine {
         _ problem: PushWardProblem, for planned: PlannedRequest, at now: UnixTime, jitter: Double
     ) -> AnswerEffect {
         let slug = planned.request.slug
+        let settings = configuration.settings
         let waiting =
-            sessions.filter { $0.key != slug && $0.value.waitsForRoom == true && $0.value.phase == .needsCreate }
-            .count + 1
-        let freeing = sessions.values.filter {
-            $0.deletionRequestedAt != nil && Self.deletionDue($0, settings: settings) != nil
-        }.count
+            cardBook.slugs(where: { $0 != slug && $1.waitsForRoom == true && $1.phase == .needsCreate }).count + 1
+        let freeing = cardBook.slugs(where: {
+            $1.deletionRequestedAt != nil && Self.deletionDue($1, settings: settings) != nil
+        })
+        .count
         var victim: String?
         if freeing < waiting {
             victim =
-                sessions.filter {
+                cardBook.sessions.filter {
                     $0.key != slug && $0.value.deletionRequestedAt == nil
                         && Self.deletionDue($0.value, settings: settings) != nil
                 }
                 .min { ($0.value.endedAt ?? 0, $0.key) < ($1.value.endedAt ?? 0, $1.key) }?.key
         }
         if let victim {
-            sessions[victim]?.deletionRequestedAt = now
-            changes.slugs.insert(victim)
-            dirtySlugs.insert(victim)
+            cardBook.update(victim, changes: &changes) { $0.deletionRequestedAt = now }
         }
         let freeingAny = victim != nil || freeing > 0
         var retryAt = now
-        if var session = sessions[slug] {
+        cardBook.update(slug, changes: &changes) { session in
             session.waitsForRoom = true
             session.failures += 1
             // Woken by the deletion's answer; the backoff is only for when none comes.
@@ -123,9 +118,6 @@ extension BridgeEngine {
                         ? "waiting for the deletion already asked for"
                         : "none of the bridge's activities has ended to make room; the run waits for one"))
             session.lastProblemAt = now
-            sessions[slug] = session
-            changes.slugs.insert(slug)
-            dirtySlugs.insert(slug)
         }
         return .roomNeeded(freeing: victim, retryAt: retryAt)
     }

@@ -8,7 +8,7 @@ extension BridgeEngine {
     /// The person a card belongs to ("" for the account): the routed person its runs are for.
     func slotPerson(ofSlug slug: String) -> String {
         if let person = slots.personOfSlug[slug] { return person }
-        guard let owner = sessions[slug]?.owner, let state = runs[owner] else { return "" }
+        guard let owner = cardBook[slug]?.owner, let state = runBook[owner] else { return "" }
         return route(for: state).person ?? ""
     }
 
@@ -16,11 +16,10 @@ extension BridgeEngine {
     /// its person is planned again before the next requests are chosen.
     mutating func noteSlotChange(_ slug: String) {
         let person = slotPerson(ofSlug: slug)
-        if slots.personOfSlug[slug] == nil, sessions[slug]?.owner != nil {
-            slots.personOfSlug[slug] = person
-            slots.slugsOfPerson[person, default: []].insert(slug)
+        if slots.personOfSlug[slug] == nil, cardBook[slug]?.owner != nil {
+            slots.index(slug, person: person)
         }
-        slots.dirtyPeople.insert(person)
+        slots.markDirty(person: person)
     }
 
     /// Whether `GET /activities?state=preempted` is wanted now (at start, and after an answer that
@@ -33,13 +32,14 @@ extension BridgeEngine {
     public mutating func takePreemptedCheck(at now: UnixTime) -> Bool {
         guard slots.preemptedCheckWanted else { return false }
         // With no card the bridge takes for showing, there is nothing the list could correct.
-        guard sessions.values.contains(where: { $0.phase != .ended && $0.acknowledged?.state == "ongoing" }) else {
-            slots.preemptedCheckWanted = false
+        guard cardBook.sessions.values.contains(where: { $0.phase != .ended && $0.acknowledged?.state == "ongoing" })
+        else {
+            slots.notePreemptedCheck(askedAt: nil)
             return false
         }
         if let asked = slots.preemptedCheckAskedAt, now < asked + SlotBook.preemptedCheckSpacing { return false }
         guard admitPaced(.reading, at: now) else { return false }
-        slots.preemptedCheckAskedAt = now
+        slots.notePreemptedCheck(askedAt: now)
         return true
     }
 
@@ -49,28 +49,23 @@ extension BridgeEngine {
 
     /// Plans every person something happened to since the last plan.
     mutating func planSlots(at now: UnixTime) {
-        if slots.indexStale { rebuildSlotIndex() }
-        guard !slots.dirtyPeople.isEmpty else { return }
-        let people = slots.dirtyPeople
-        slots.dirtyPeople.removeAll()
-        for person in people.sorted() { planSlots(person: person, at: now) }
+        if slots.takeStale() { rebuildSlotIndex() }
+        for person in slots.takeDirtyPeople() { planSlots(person: person, at: now) }
     }
 
     /// After a restart the index of cards by person is built once from the sessions put back.
     private mutating func rebuildSlotIndex() {
-        slots.indexStale = false
-        for (slug, session) in sessions where session.owner != nil && slots.personOfSlug[slug] == nil {
+        for (slug, session) in cardBook.sessions where session.owner != nil && slots.personOfSlug[slug] == nil {
             let person = SummaryCard.isSummary(slug) ? personOfSummary(slug) : slotPerson(ofSlug: slug)
-            slots.personOfSlug[slug] = person
-            slots.slugsOfPerson[person, default: []].insert(slug)
-            slots.dirtyPeople.insert(person)
+            slots.index(slug, person: person)
+            slots.markDirty(person: person)
         }
     }
 
     /// The person a summary card put back from storage is for: the one whose slug it has.
     private func personOfSummary(_ slug: String) -> String {
         for person in Set(slots.personOfSlug.values) where SummaryCard.slug(person: person) == slug { return person }
-        for state in runs.values {
+        for state in runBook.states.values {
             let person = route(for: state).person ?? ""
             if SummaryCard.slug(person: person) == slug { return person }
         }
@@ -82,8 +77,8 @@ extension BridgeEngine {
         var ranks: [RunKey: SlotRank] = [:]
         var preempted: Set<RunKey> = []
         for slug in (slots.slugsOfPerson[person] ?? []).sorted() where !SummaryCard.isSummary(slug) {
-            guard let session = sessions[slug], let owner = session.owner, session.phase != .ended,
-                let state = runs[owner]
+            guard let session = cardBook[slug], let owner = session.owner, session.phase != .ended,
+                let state = runBook[owner]
             else { continue }
             let wasPreempted = session.acknowledged?.state == "preempted"
             // A preempted card of a finished run only ends (`slotGate`): it wants no slot.
@@ -103,17 +98,16 @@ extension BridgeEngine {
                     preempted: wasPreempted, barred: wasPreempted && (state.placement?.preemptions ?? 0) >= 2,
                     finished: session.phase == .needsCreate && state.completion != nil))
         }
-        let plan = SlotPlanner.plan(candidates, slots: settings.slotsPerPerson)
+        let plan = SlotPlanner.plan(candidates, slots: configuration.settings.slotsPerPerson)
         let holders = Set(plan.cards)
-        let before = slots.holders[person] ?? []
-        slots.holders[person] = holders.isEmpty ? nil : holders
+        let before = slots.setHolders(holders, of: person)
         for key in holders.symmetricDifference(before) {
-            guard let slug = slugs[key] else { continue }
-            dirtySlugs.insert(slug)
-            if before.contains(key), let session = sessions[slug], session.acknowledged?.state == "ongoing",
+            guard let slug = runBook.slugs[key] else { continue }
+            cardBook.markDirty(slug)
+            if before.contains(key), let session = cardBook[slug], session.acknowledged?.state == "ongoing",
                 session.phase != .ended
             {
-                slots.displaced.insert(slug)
+                slots.markDisplaced(slug)
             }
         }
         for key in plan.cards {
@@ -126,14 +120,14 @@ extension BridgeEngine {
         for key in plan.dropped { drop(key, rank: ranks[key] ?? .other, at: now) }
         updateSummary(person: person, runs: plan.summary, at: now)
         // A card held back for room is decided again whenever its person is planned.
-        for slug in slots.waitingForRoom where slots.personOfSlug[slug] == person { dirtySlugs.insert(slug) }
+        for slug in slots.waitingForRoom where slots.personOfSlug[slug] == person { cardBook.markDirty(slug) }
     }
 
     /// Records where the run stands, when that changed.
     private mutating func place(
         _ key: RunKey, _ place: CardPlacement.Place, rank: SlotRank, at now: UnixTime, restarting: Bool = false
     ) {
-        guard var state = runs[key] else { return }
+        guard let state = runBook[key] else { return }
         var placement = state.placement ?? CardPlacement(place: place, since: now, rank: rank)
         if placement.place != place {
             placement.place = place
@@ -149,20 +143,15 @@ extension BridgeEngine {
         case .dropped:
             break
         }
-        guard placement != state.placement else { return }
-        state.placement = placement
-        runs[key] = state
-        changes.runs.insert(key)
+        runBook.place(key, placement, changes: &changes)
     }
 
     /// A run that finished while every slot was taken gets no card: its session ends unsent and
     /// the card passes to the next run of the slug, if any.
     private mutating func drop(_ key: RunKey, rank: SlotRank, at now: UnixTime) {
         place(key, .dropped, rank: rank, at: now)
-        guard let slug = slugs[key], var session = sessions[slug], session.owner == key else { return }
-        session.phase = .ended
-        sessions[slug] = session
-        changes.slugs.insert(slug)
+        guard let slug = runBook.slugs[key], cardBook[slug]?.owner == key else { return }
+        cardBook.update(slug, redecide: false, changes: &changes) { $0.phase = .ended }
         release(key, slug: slug)
         reassignActivities(slug)
     }
@@ -171,11 +160,9 @@ extension BridgeEngine {
     /// again) when runs overflow, its content moved when the list changes, ended when it empties.
     private mutating func updateSummary(person: String, runs listed: [RunKey], at now: UnixTime) {
         let slug = SummaryCard.slug(person: person)
-        if (slots.summary[person] ?? []) != listed {
-            slots.summary[person] = listed.isEmpty ? nil : listed
-            slots.summaryChangedAt[person] = now
-            if sessions[slug] != nil {
-                dirtySlugs.insert(slug)
+        if slots.setSummary(listed, of: person, at: now) {
+            if cardBook[slug] != nil {
+                cardBook.markDirty(slug)
                 changes.slugs.insert(slug)
             }
         }
@@ -183,45 +170,44 @@ extension BridgeEngine {
         var target: ActivityTarget?
         if !person.isEmpty {
             for key in listed {
-                if let state = runs[key], let routed = route(for: state).target {
+                if let state = runBook[key], let routed = route(for: state).target {
                     target = routed
                     break
                 }
             }
         }
-        var session = sessions[slug] ?? ActivitySession(identity: SummaryCard.identity(person: person, target: nil))
+        var session = cardBook[slug] ?? ActivitySession(identity: SummaryCard.identity(person: person, target: nil))
         guard session.owner == nil || session.phase == .ended else { return }
-        session.identity = SummaryCard.identity(person: person, target: gate.targetsRefusedAt == nil ? target : nil)
+        session.identity = SummaryCard.identity(person: person, target: dispatch.targetsRefused ? nil : target)
         session.assign(to: SummaryCard.owner)
         // The summary moves when runs come and go, not with their steps: every change is minor,
         // and it must go out at every level (coalesced), not wait for a heartbeat.
         session.fidelity = .full
-        sessions[slug] = session
-        slots.personOfSlug[slug] = person
-        slots.slugsOfPerson[person, default: []].insert(slug)
-        dirtySlugs.insert(slug)
-        changes.slugs.insert(slug)
+        cardBook.put(session, on: slug, changes: &changes)
+        slots.index(slug, person: person)
+        cardBook.markDirty(slug)
     }
 
     /// What the summary card on `slug` shows; nil once it ended with nothing to count.
     func summaryDesired(slug: String) -> DesiredActivity? {
-        guard let session = sessions[slug], session.owner == SummaryCard.owner else { return nil }
+        guard let session = cardBook[slug], session.owner == SummaryCard.owner else { return nil }
         let person = slots.personOfSlug[slug] ?? ""
         let listed = slots.summary[person] ?? []
         if listed.isEmpty && session.phase == .ended { return nil }
         let entries = listed.compactMap { key -> SummaryCard.Entry? in
-            guard let state = runs[key] else { return nil }
+            guard let state = runBook[key] else { return nil }
             let rank = state.placement?.rank ?? SlotRank.of(state)
             return SummaryCard.Entry(state: state, rank: rank, preempted: state.placement?.place == .preempted)
         }
-        return SummaryCard.desired(entries: entries, settings: settings, changedAt: slots.summaryChangedAt[person])
+        return SummaryCard.desired(
+            entries: entries, settings: configuration.settings, changedAt: slots.summaryChangedAt[person])
     }
 
     /// What the slot plan says of the card on `slug` before the reconciler is asked: nil to let it
     /// decide, or the decision itself (held back: no slot; or the end of a preempted card).
     func slotGate(slug: String, at now: UnixTime) -> ReconcileDecision? {
-        guard let session = sessions[slug], let owner = session.owner, owner != SummaryCard.owner,
-            session.phase != .ended, session.phase != .finalShown, let state = runs[owner]
+        guard let session = cardBook[slug], let owner = session.owner, owner != SummaryCard.owner,
+            session.phase != .ended, session.phase != .finalShown, let state = runBook[owner]
         else { return nil }
         let person = slots.personOfSlug[slug] ?? slotPerson(ofSlug: slug)
         let holds = slots.holders[person]?.contains(owner) ?? false
@@ -246,15 +232,17 @@ extension BridgeEngine {
     mutating func slotAdjusted(_ decision: ReconcileDecision, slug: String) -> ReconcileDecision {
         // A claim to go ongoing lasts from the decision to its answer; a card decided again has
         // no request out (the dispatcher decides no card in flight), so an old claim is void.
-        slots.ongoingClaims.remove(slug)
+        slots.claimOngoing(slug, false)
         guard case .send(var planned) = decision, var body = planned.request.body.objectValue,
-            planned.request.resource == .activities, let session = sessions[slug]
+            planned.request.resource == .activities, let session = cardBook[slug]
         else { return decision }
         let person = slots.personOfSlug[slug] ?? slotPerson(ofSlug: slug)
         let wanted = wantedPriority(slug: slug)
         if planned.kind == .create {
             body["priority"] = .number(Double(wanted))
-        } else if planned.kind != .end, planned.kind != .correction, session.priority ?? settings.priority != wanted {
+        } else if planned.kind != .end, planned.kind != .correction,
+            session.priority ?? configuration.settings.priority != wanted
+        {
             body["priority"] = .number(Double(wanted))
         }
         let suspect = slots.displaced.contains(slug)
@@ -264,12 +252,12 @@ extension BridgeEngine {
         let goesOngoing = body["state"] == "ongoing" && (session.acknowledged?.state != "ongoing" || suspect)
         if goesOngoing {
             guard hasRoom(person: person, for: slug, priority: wanted) else {
-                slots.waitingForRoom.insert(slug)
+                slots.waitForRoom(slug, true)
                 return .idle
             }
-            slots.ongoingClaims.insert(slug)
+            slots.claimOngoing(slug, true)
         }
-        slots.waitingForRoom.remove(slug)
+        slots.waitForRoom(slug, false)
         planned.request.body = .object(body)
         return .send(planned)
     }
@@ -277,11 +265,12 @@ extension BridgeEngine {
     /// The priority the card on `slug` should have: its owner's class (`SlotRank.priority`), or
     /// the summary's.
     func wantedPriority(slug: String) -> Int {
-        if SummaryCard.isSummary(slug) { return SlotRank.summaryPriority(base: settings.priority) }
-        guard let session = sessions[slug], let owner = session.owner, let state = runs[owner] else {
-            return settings.priority
+        if SummaryCard.isSummary(slug) { return SlotRank.summaryPriority(base: configuration.settings.priority) }
+        guard let session = cardBook[slug], let owner = session.owner, let state = runBook[owner] else {
+            return configuration.settings.priority
         }
-        return SlotRank.of(state, endFrameShown: session.phase == .finalShown).priority(base: settings.priority)
+        return SlotRank.of(state, endFrameShown: session.phase == .finalShown).priority(
+            base: configuration.settings.priority)
     }
 
     /// Whether one more of the person's cards may go ongoing: fewer than their slots are (as far
@@ -291,18 +280,18 @@ extension BridgeEngine {
         var ongoing = 0
         var yielding = false
         for other in slots.slugsOfPerson[person] ?? [] where other != slug {
-            guard let session = sessions[other], session.phase != .ended else { continue }
+            guard let session = cardBook[other], session.phase != .ended else { continue }
             let showing = session.acknowledged?.state == "ongoing" || slots.ongoingClaims.contains(other)
             guard showing else { continue }
             ongoing += 1
             if let owner = session.owner, owner != SummaryCard.owner, session.phase != .finalShown,
                 !(slots.holders[person]?.contains(owner) ?? false),
-                (session.priority ?? settings.priority) <= priority
+                (session.priority ?? configuration.settings.priority) <= priority
             {
                 yielding = true
             }
         }
-        return ongoing < settings.slotsPerPerson || yielding
+        return ongoing < configuration.settings.slotsPerPerson || yielding
     }
 
     /// Notes what an answer to a request for `slug` says of the slots: the claim to go ongoing is
@@ -311,29 +300,29 @@ extension BridgeEngine {
     /// it evicted this one. Either way the free `GET /activities?state=preempted` says which.
     mutating func noteSlotAnswer(_ answer: PushWardAnswer, for planned: PlannedRequest, at now: UnixTime) {
         let slug = planned.request.slug
-        slots.ongoingClaims.remove(slug)
+        slots.claimOngoing(slug, false)
         noteSlotChange(slug)
         guard planned.request.resource == .activities else { return }
         switch answer {
         case .success(_, let state):
-            if planned.request.body["state"] != nil { slots.displaced.remove(slug) }
+            if planned.request.body["state"] != nil { slots.settleDisplaced(slug) }
             if state == "preempted" {
                 markPreempted(slug, at: now)
             } else if planned.request.body["state"] == "ongoing" {
                 let person = slotPerson(ofSlug: slug)
                 let evicting = (slots.slugsOfPerson[person] ?? []).contains { other in
-                    guard other != slug, let session = sessions[other], let owner = session.owner,
+                    guard other != slug, let session = cardBook[other], let owner = session.owner,
                         owner != SummaryCard.owner, session.acknowledged?.state == "ongoing",
                         session.phase != .ended
                     else { return false }
                     return !(slots.holders[person]?.contains(owner) ?? false)
                 }
-                if evicting { slots.preemptedCheckWanted = true }
+                if evicting { slots.wantPreemptedCheck() }
             }
         case .problem(let problem)
         where planned.request.method == .patch && planned.request.body["state"] == nil
             && (problem.code == "activity.state_invalid" || problem.detail?.lowercased().contains("preempted") == true):
-            slots.preemptedCheckWanted = true
+            slots.wantPreemptedCheck()
         default:
             break
         }
@@ -343,23 +332,20 @@ extension BridgeEngine {
     /// card of the bridge's in it that the bridge still took for showing is marked preempted; its
     /// run goes to the summary card. Slugs the bridge does not hold are someone else's and ignored.
     public mutating func observePreempted(_ slugs: Set<String>, at now: UnixTime) {
-        slots.preemptedCheckWanted = false
         // Answered: the next eviction is asked about at once; only unanswered asks are spaced.
-        slots.preemptedCheckAskedAt = nil
+        slots.preemptedCheckAnswered()
         for slug in slugs.sorted() { markPreempted(slug, at: now) }
     }
 
     private mutating func markPreempted(_ slug: String, at now: UnixTime) {
-        guard var session = sessions[slug], session.phase != .ended, session.phase != .needsCreate,
+        guard var session = cardBook[slug], session.phase != .ended, session.phase != .needsCreate,
             var acknowledged = session.acknowledged, acknowledged.state != "preempted"
         else { return }
         acknowledged.state = "preempted"
         session.acknowledged = acknowledged
-        sessions[slug] = session
-        changes.slugs.insert(slug)
-        dirtySlugs.insert(slug)
+        cardBook.update(slug, changes: &changes) { $0.acknowledged = acknowledged }
         noteSlotChange(slug)
-        guard let owner = session.owner, owner != SummaryCard.owner, var state = runs[owner] else { return }
+        guard let owner = session.owner, owner != SummaryCard.owner, let state = runBook[owner] else { return }
         var placement =
             state.placement ?? CardPlacement(place: .preempted, since: now, rank: SlotRank.of(state))
         placement.place = .preempted
@@ -367,8 +353,6 @@ extension BridgeEngine {
         placement.preemptedAt = now
         placement.preemptions = (placement.preemptions ?? 0) + 1
         if placement.summaryAt == nil { placement.summaryAt = now }
-        state.placement = placement
-        runs[owner] = state
-        changes.runs.insert(owner)
+        runBook.place(owner, placement, changes: &changes)
     }
 }

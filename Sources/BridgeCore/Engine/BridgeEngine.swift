@@ -1,74 +1,44 @@
 /// The whole pure core as one value: runs, their cards and history, moved by deliveries and by
 /// time. It never reads a clock and performs no I/O; the daemon persists what it holds and sends
 /// the requests it plans, and `render` drives it with a simulated clock.
+///
+/// It is composed of features, each a value with its own state that only its own methods change:
+/// the configuration, the runs (`RunBook`), the cards with the push economy (`CardBook`), the
+/// slot plan (`SlotBook`), the dispatch gate and pacer (`DispatchControl`), the widgets
+/// (`WidgetBook`), the alerts waiting to be planned (`AlertBook`) and the pending `changes`. The
+/// engine is the one entry point: it hands each feature what it reads of the others
+/// (docs/ARCHITECTURE.md, "The engine").
 public struct BridgeEngine: Sendable {
-    public var settings: ActivitySettings
-    public var filter: DeliveryFilter
-    public internal(set) var runs: [RunKey: RunState] = [:]
-    public internal(set) var sessions: [String: ActivitySession] = [:]
-    /// The finished runs of the workflows seen lately; the rest is read from the provider passed
-    /// to `receive` when a run needs it.
-    public internal(set) var history: HistoryCache
-    /// The card each run draws on, fixed when the run is first seen.
-    public internal(set) var slugs: [RunKey: String] = [:]
-    /// Runs done with their card: ended on it, or finished while another run held it.
-    public internal(set) var released: Set<RunKey> = []
-    /// Per slug, the floor under `progress` for the current owner, so the bar never moves back
-    /// within an attempt (new `needs:` jobs raise the job count mid-run).
-    public internal(set) var progressFloors: [String: ProgressFloor] = [:]
-    /// The runs that may still hold each card (not released): ownership is decided among these,
-    /// not by scanning every run that ever drew on the slug.
-    var contendersBySlug: [String: Set<RunKey>] = [:]
-    /// Runs whose jobs all finished without a `completed` delivery yet, and when the grace period
-    /// makes them finished: timers look here instead of at every run.
-    var completionDue: [RunKey: UnixTime] = [:]
-    /// Cards something happened to since they were last decided: a delivery for their run, an
-    /// answer from PushWard, a new owner. The dispatcher decides these, not every card.
-    var dirtySlugs: Set<String> = []
-    /// When each card next needs deciding although nothing happens to it: a throttle window, a
-    /// retry, the end frame, the end, a heartbeat. Recorded by `decide`.
-    var slugDue: [String: UnixTime] = [:]
-    /// What changed since the last `takeChanges()`: the rows the daemon must write.
-    public var changes = EngineChanges()
-    /// What holds back every request (quota, rate limit, refused key, circuit breaker).
-    public var gate = DispatchGate()
-    /// Keeps the requests to PushWard under its per-minute limit (`pushward.requests_per_minute`);
-    /// nil: unpaced (the core's own tests, `render`). Not stored: a restart starts a new window.
-    public var pacer: RequestPacer?
-    /// Where the month's updates stand (from `GET /auth/me`); with a limit and `fidelity: auto`,
-    /// the budget planner picks each new run's level. Nil: not known, the configured level applies.
-    public var budget: PushBudget?
-    /// Runs that wanted a card, per hour of the last 14 days: the planner's forecast.
-    public var arrivals = RunArrivals()
-    /// The level the planner chose last, which it moves up from only with room to spare.
-    public internal(set) var levelInForce: Fidelity?
-    /// Which runs notify, for which reasons (the `alerts` section; off by default).
-    public var alertSettings = AlertSettings()
-    /// Buttons that act on GitHub from the phone (the `actions` section; off by default).
-    public var actionSettings: ActionSettings?
-    /// Whose phones a run's card and alerts go to (the `routing` section; off by default).
-    public var routing = RoutingSettings()
-    /// The configured home-screen widgets (`widgets`; none by default).
-    public var widgetSettings: [WidgetSettings] = []
-    /// Each configured widget's state, by slug.
-    public var widgets: [String: WidgetSession] = [:]
-    /// Where the month's widget updates stand, and a pause after PushWard said they are spent.
-    public var widgetBudget = WidgetBudget()
-    /// The configured API key's fingerprint (`useKey`), recorded with a refused target.
-    public internal(set) var keyFingerprint: String?
-    /// Runs that finished by the grace period since alerts were last planned (`planAlerts`):
-    /// `advance` has no history to ask whether a success fixed something.
-    var alertChecks: [RunKey: Set<AlertReason>] = [:]
+    /// The rules it runs with, fixed when it is made (but for the filters, `updateFilter`).
+    public private(set) var configuration: EngineConfiguration
+    var runBook: RunBook
+    var cardBook = CardBook()
     /// What the slot planner decided and works from (`BridgeEngine+Slots`).
     var slots = SlotBook()
+    public internal(set) var dispatch = DispatchControl()
+    var widgetBook = WidgetBook()
+    var alertBook = AlertBook()
+    /// What changed since the last `takeChanges()`: the rows the daemon must write. Settable, so a
+    /// daemon whose write failed puts them back to be written with the next.
+    public var changes = EngineChanges()
+
+    public init(configuration: EngineConfiguration, historyCapacity: Int = HistoryCache.defaultCapacity) {
+        self.configuration = configuration
+        self.runBook = RunBook(
+            completionGrace: configuration.settings.completionGrace, historyCapacity: historyCapacity)
+    }
 
     public init(
         settings: ActivitySettings = ActivitySettings(), filter: DeliveryFilter = DeliveryFilter(),
         historyCapacity: Int = HistoryCache.defaultCapacity
     ) {
-        self.settings = settings
-        self.filter = filter
-        self.history = HistoryCache(capacity: historyCapacity)
+        self.init(
+            configuration: EngineConfiguration(settings: settings, filter: filter), historyCapacity: historyCapacity)
+    }
+
+    /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
+    public mutating func updateFilter(_ filter: DeliveryFilter) {
+        configuration = configuration.replacing(filter: filter)
     }
 
     /// Applies one decoded delivery received at `now`, with no history but what this engine
@@ -98,7 +68,7 @@ public struct BridgeEngine: Sendable {
                 return .ignored(reason: "workflow_run action \(delivery.action) is not used")
             }
             let run = delivery.run
-            if let reason = filter.rejection(
+            if let reason = configuration.filter.rejection(
                 repository: delivery.repository.fullName, workflow: run.name.flatMap { $0.isEmpty ? nil : $0 },
                 branch: run.headBranch, event: run.event)
             {
@@ -130,9 +100,9 @@ public struct BridgeEngine: Sendable {
             let job = delivery.job
             let key = RunKey(repository: delivery.repository.fullName, runID: job.runID, attempt: job.runAttempt)
             try recall(key, from: provider)
-            if let reason = filter.rejection(
-                repository: delivery.repository.fullName, workflow: job.workflowName ?? runs[key]?.workflowName,
-                branch: job.headBranch, event: runs[key]?.run?.event)
+            if let reason = configuration.filter.rejection(
+                repository: delivery.repository.fullName, workflow: job.workflowName ?? runBook[key]?.workflowName,
+                branch: job.headBranch, event: runBook[key]?.run?.event)
             {
                 return .ignored(reason: reason)
             }
@@ -150,12 +120,9 @@ public struct BridgeEngine: Sendable {
         change: (inout RunState) -> Bool
     ) throws(Provider.Failure) {
         try recall(key, from: provider)
-        if runs[key] == nil {
-            arrivals.record(at: now)
-            changes.arrivalHours.insert(Int(now / 3_600))
-        }
+        if runBook[key] == nil { cardBook.recordArrival(at: now, changes: &changes) }
         var state: RunState
-        if let held = runs[key] {
+        if let held = runBook[key] {
             state = held
         } else {
             state = try newRun(key, repository: repository, at: now, provider: provider)
@@ -163,28 +130,22 @@ public struct BridgeEngine: Sendable {
         let before = state
         if change(&state) { state.lastChangeAt = now }
         try resolveHistory(&state, provider: provider)
-        if state != runs[key] { changes.runs.insert(key) }
-        for (id, job) in state.jobs where runs[key]?.jobs[id] != job { changes.jobs[key, default: []].insert(id) }
-        runs[key] = state
-        completionDue[key] = state.completion == nil ? inferredCompletionDue(state) : nil
-        let slug =
-            slugs[key]
-            ?? ActivityIdentity.forRun(
-                repository: repository, workflow: state.workflowName, scope: settings.scope,
-                person: route(for: state).person
-            ).slug
-        if slugs[key] == nil {
-            slugs[key] = slug
-            contendersBySlug[slug, default: []].insert(key)
-        }
-        if sessions[slug] == nil, let card = try provider.storedSession(slug: slug) {
+        runBook.store(state, changes: &changes)
+        let slug = runBook.draw(
+            key,
+            on: runBook.slugs[key]
+                ?? ActivityIdentity.forRun(
+                    repository: repository, workflow: state.workflowName, scope: configuration.settings.scope,
+                    person: configuration.route(for: state).person
+                ).slug)
+        if cardBook[slug] == nil, let card = try provider.storedSession(slug: slug) {
             restore(session: card.session, floor: card.floor)
         }
-        if state.completion != nil { recordHistory(for: key) }
+        if state.completion != nil { runBook.recordHistory(for: key, changes: &changes) }
         reassignActivities(slug)
         followWidgets(key)
-        if alertSettings.isEnabled || actionSettings != nil {
-            let reasons = Self.alertTransitions(from: before, to: state)
+        if configuration.notifies {
+            let reasons = AlertBook.transitions(from: before, to: state)
             if !reasons.isEmpty { try planAlerts(key, reasons: reasons, provider: provider) }
         }
     }
@@ -194,29 +155,35 @@ public struct BridgeEngine: Sendable {
     private mutating func recall<Provider: HistoryProvider>(_ key: RunKey, from provider: Provider)
         throws(Provider.Failure)
     {
-        guard runs[key] == nil, let stored = try provider.storedRun(key) else { return }
+        guard runBook[key] == nil, let stored = try provider.storedRun(key) else { return }
         restore(run: stored.state, slug: stored.slug, released: stored.released)
     }
 
     /// Puts back a run read from storage.
     public mutating func restore(run state: RunState, slug: String, released isReleased: Bool) {
-        runs[state.key] = state
-        slugs[state.key] = slug
-        if isReleased {
-            released.insert(state.key)
-        } else {
-            contendersBySlug[slug, default: []].insert(state.key)
-        }
-        completionDue[state.key] = state.completion == nil ? inferredCompletionDue(state) : nil
-        slots.indexStale = true
+        runBook.restore(state, slug: slug, released: isReleased)
+        slots.markStale()
     }
 
     /// Puts back a card read from storage.
     public mutating func restore(session: ActivitySession, floor: ProgressFloor?) {
-        sessions[session.identity.slug] = session
-        dirtySlugs.insert(session.identity.slug)
-        progressFloors[session.identity.slug] = floor
-        slots.indexStale = true
+        cardBook.restore(session, floor: floor)
+        slots.markStale()
+    }
+
+    /// Puts back the dispatch gate read from storage.
+    public mutating func restore(gate: DispatchGate) {
+        dispatch.restore(gate: gate)
+    }
+
+    /// Puts back an hour's count of new runs read from storage (the budget planner's forecast).
+    public mutating func restoreArrivals(hour: Int, runs count: Int) {
+        cardBook.restoreArrivals(at: Double(hour) * 3_600, count: count)
+    }
+
+    /// Puts back a widget read from storage.
+    public mutating func restore(widget session: WidgetSession) {
+        widgetBook.restore(session)
     }
 
     /// Hands over what changed since the last call, and starts counting afresh.
@@ -245,47 +212,28 @@ public struct BridgeEngine: Sendable {
     /// and that copy, a megabyte or more of run states each pass, left the heap a little larger
     /// every time it was freed (RSS climbed 2.5 MB a pass under a steady load).
     public mutating func forget(at now: UnixTime) {
-        let idleCards = sessions.compactMap { slug, session -> String? in
+        let settings = configuration.settings
+        let idleCards = cardBook.slugs { slug, session in
             // An activity still to be deleted keeps its card (and its run) in memory until it is.
-            guard session.phase == .ended, contendersBySlug[slug]?.isEmpty ?? true, !changes.slugs.contains(slug),
-                session.updates(inHourBefore: now).isEmpty, Self.deletionDue(session, settings: settings) == nil
-            else { return nil }
-            return slug
+            session.phase == .ended && runBook.contenders(of: slug).isEmpty && !changes.slugs.contains(slug)
+                && session.updates(inHourBefore: now).isEmpty && Self.deletionDue(session, settings: settings) == nil
         }
         for slug in idleCards {
-            // An ended card has nothing to send: being due or dirty changes nothing for it.
-            dirtySlugs.remove(slug)
-            sessions[slug] = nil
-            progressFloors[slug] = nil
-            slugDue[slug] = nil
-            contendersBySlug[slug] = nil
+            cardBook.forget(slug)
+            runBook.forgetCard(slug)
             slots.forget(slug)
         }
         // A run silent for longer than GitHub lets a run last lost its last deliveries and will
         // never change: done with its card (written as released, so a start skips it), then let go.
-        let abandoned = runs.compactMap { key, state -> (RunKey, String)? in
-            guard state.completion == nil, state.lastChangeAt < now - Self.abandonedAfter, !released.contains(key),
-                let slug = slugs[key], sessions[slug]?.owner != key
-            else { return nil }
-            return (key, slug)
+        let abandoned = runBook.abandoned(before: now - Self.abandonedAfter, holder: { cardBook[$0]?.owner })
+        for (key, slug) in abandoned {
+            runBook.release(key, slug: slug, changes: &changes)
         }
-        for (key, slug) in abandoned { release(key, slug: slug) }
-        let finished = runs.compactMap { key, state -> (RunKey, String)? in
-            let finishedAt = state.completion?.recognizedAt ?? (state.lastChangeAt + Self.abandonedAfter)
-            guard released.contains(key), finishedAt < now - Self.finishedRunGrace, !changes.runs.contains(key),
-                changes.history[key] == nil, let slug = slugs[key], sessions[slug]?.owner != key
-            else { return nil }
-            return (key, slug)
-        }
-        for (key, slug) in finished {
-            runs[key] = nil
-            completionDue[key] = nil
-            slugs[key] = nil
-            contendersBySlug[slug]?.remove(key)
-            if contendersBySlug[slug]?.isEmpty == true { contendersBySlug[slug] = nil }
-            released.remove(key)
-        }
-        arrivals.prune(at: now)
+        let finished = runBook.finished(
+            before: now - Self.finishedRunGrace, abandonedAfter: Self.abandonedAfter, pending: changes,
+            holder: { cardBook[$0]?.owner })
+        for (key, slug) in finished { runBook.letGo(key, slug: slug) }
+        cardBook.pruneArrivals(at: now)
     }
 
     private func newRun<Provider: HistoryProvider>(
@@ -297,19 +245,10 @@ public struct BridgeEngine: Sendable {
         // something they need failed, and are re-run with it.
         // A first attempt (nearly every run) has none before it, and is not worth a pass over the runs.
         guard key.attempt > 1 else { return state }
-        // The latest earlier attempt held is looked up among the runs rather than by counting down
-        // from `key.attempt`: `run_attempt` is any 64-bit number a payload says, and counting down
-        // from 2^63 hung the engine on a single delivery. Over the keys alone: iterating the
-        // dictionary's elements copied every run's state (a retain per field), which at 1,000
-        // deliveries a second and some 5,000 runs held took 7 % of the daemon's CPU.
-        let earlierKey = runs.keys.lazy.filter { candidate in
-            candidate.repository == key.repository && candidate.runID == key.runID && candidate.attempt >= 1
-                && candidate.attempt < key.attempt
-        }.max(by: { $0.attempt < $1.attempt })
         // Storage holds the attempts the engine let go of; one the engine still holds is newer.
-        var earlier = earlierKey.flatMap { runs[$0] }
+        var earlier = runBook.latestAttempt(before: key)
         if let stored = try provider.latestAttempt(repository: key.repository, runID: key.runID, below: key.attempt),
-            runs[stored.key] == nil, stored.key.attempt > earlier?.key.attempt ?? 0
+            runBook[stored.key] == nil, stored.key.attempt > earlier?.key.attempt ?? 0
         {
             earlier = stored
         }
@@ -349,68 +288,13 @@ public struct BridgeEngine: Sendable {
         repository: String, workflow: String, provider: Provider
     ) throws(Provider.Failure) -> RunHistory {
         let entry = HistoryCache.Workflow(repository: repository, name: workflow)
-        if let held = history.lookup(entry) { return held }
+        if let held = runBook.cachedHistory(entry) { return held }
         var loaded = RunHistory(summaries: try provider.finishedRuns(repository: repository, workflow: workflow))
         for summary in changes.history.values where summary.key.repository == repository && summary.workflow == workflow
         {
             loaded.record(summary)
         }
-        history.store(loaded, for: entry)
+        runBook.cache(loaded, for: entry)
         return loaded
-    }
-
-    /// Records (or refreshes) a finished run in history: what later runs are seeded and weighted by.
-    mutating func recordHistory(for key: RunKey) {
-        guard let state = runs[key], let completion = state.completion, let workflow = state.workflowName else {
-            return
-        }
-        let groups = StepPlanner.plan(for: state).groups.filter { $0.origin != .seeded }
-        // A run that finished before any job showed has no shape to lend; storage could not keep
-        // it either (history is stored a row per step).
-        guard !groups.isEmpty else { return }
-        let summary = RunSummary(
-            key: key, workflow: workflow, branch: state.historyBranch, conclusion: completion.conclusion,
-            finishedAt: state.run?.updatedAt ?? completion.recognizedAt,
-            groups: groups.map { group in
-                GroupSummary(
-                    name: group.name, jobCount: group.totalJobCount,
-                    duration: group.jobs.compactMap(\.runDuration).max())
-            })
-        changes.history[key] = summary
-        history.recordIfHeld(summary)
-    }
-}
-
-/// The lowest `progress` the card may show: per step with weights (each step fills from 0), for
-/// the whole run without.
-public struct ProgressFloor: Sendable, Equatable, Codable {
-    public var run: RunKey
-    public var step: Int
-    public var progress: Double
-}
-
-/// The runs, cards and history entries an engine step touched: the rows the daemon writes.
-public struct EngineChanges: Sendable, Equatable {
-    public var runs: Set<RunKey> = []
-    public var slugs: Set<String> = []
-    /// Runs that finished (or finished again), as history now summarises them.
-    public var history: [RunKey: RunSummary] = [:]
-    /// The jobs (by id) whose records changed, per run: only those rows are written.
-    public var jobs: [RunKey: Set<Int>] = [:]
-    /// The dispatch gate changed.
-    public var gate = false
-    /// Hours (seconds since 1970 / 3600) whose count of new runs changed (`RunArrivals`).
-    public var arrivalHours: Set<Int> = []
-    /// Notifications planned, in the order planned; the store records each once per run and
-    /// reason, so planning one again (a redelivery, a run finishing again) sends nothing twice.
-    public var alerts: [PlannedAlert] = []
-    /// Widgets whose state changed (a run followed, an answer).
-    public var widgets: Set<String> = []
-
-    public init() {}
-
-    public var isEmpty: Bool {
-        runs.isEmpty && slugs.isEmpty && history.isEmpty && !gate && arrivalHours.isEmpty && alerts.isEmpty
-            && widgets.isEmpty
     }
 }

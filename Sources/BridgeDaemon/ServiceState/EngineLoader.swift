@@ -18,7 +18,7 @@ public struct EngineLoader: Sendable {
 
     /// An engine holding no runs yet: a follower's, which reads the store when it takes the lead.
     public func empty() -> BridgeEngine {
-        complete(BridgeEngine(settings: configuration.engineSettings, filter: configuration.filter))
+        complete(BridgeEngine(configuration: configuration.engineConfiguration))
     }
 
     /// The engine as the store left it at `now`. `filter`: the filters in force (a SIGHUP may have
@@ -27,21 +27,18 @@ public struct EngineLoader: Sendable {
     public func load(
         from database: BridgeDatabase, filter: DeliveryFilter? = nil, pacer: RequestPacer? = nil, at now: UnixTime
     ) throws -> BridgeEngine {
+        let engineConfiguration = configuration.engineConfiguration
         var loaded = try database.loadEngine(
-            settings: configuration.engineSettings, filter: filter ?? configuration.filter, at: now)
+            configuration: filter.map(engineConfiguration.replacing(filter:)) ?? engineConfiguration, at: now)
         loaded.pacer = pacer
         return complete(loaded)
     }
 
-    /// `engine` with the configuration's settings. After the store's state is in: the key's
-    /// fingerprint is compared with the refusal the store recorded, and a refusal for another key
-    /// is a change to write.
+    /// `engine` with what its configuration does not carry, after the store's state is in: the
+    /// key's fingerprint is compared with the refusal the store recorded (a refusal for another key
+    /// is a change to write), and the pacer.
     private func complete(_ engine: BridgeEngine) -> BridgeEngine {
         var engine = engine
-        engine.alertSettings = configuration.alerts
-        engine.actionSettings = configuration.actions
-        engine.widgetSettings = configuration.widgets
-        engine.routing = configuration.routing
         engine.useKey(fingerprint: configuration.apiKey.map(BridgeEngine.fingerprint(ofKey:)))
         // Paced only when requests reach PushWard: dry-run (no key) sends nothing to count.
         if configuration.apiKey != nil { engine.pacer = engine.pacer ?? RequestPacer(settings: configuration.pacing) }

@@ -210,7 +210,18 @@ public final class BridgeDatabase {
         settings: ActivitySettings, filter: DeliveryFilter, at now: UnixTime,
         historyCapacity: Int = HistoryCache.defaultCapacity
     ) throws -> BridgeEngine {
-        var engine = BridgeEngine(settings: settings, filter: filter, historyCapacity: historyCapacity)
+        try loadEngine(
+            configuration: EngineConfiguration(settings: settings, filter: filter), at: now,
+            historyCapacity: historyCapacity)
+    }
+
+    /// The engine as storage holds it (`loadEngine(settings:filter:at:)`), made with the whole
+    /// `configuration`, so nothing of it is patched in after loading.
+    public func loadEngine(
+        configuration: EngineConfiguration, at now: UnixTime, historyCapacity: Int = HistoryCache.defaultCapacity
+    ) throws -> BridgeEngine {
+        let settings = configuration.settings
+        var engine = BridgeEngine(configuration: configuration, historyCapacity: historyCapacity)
         let runs = try store.query("SELECT state, slug FROM runs WHERE released = 0", []) { row in
             (row.string(0) ?? "", row.string(1) ?? "")
         }
@@ -239,13 +250,13 @@ public final class BridgeDatabase {
         if let gate = try store.queryOne(
             "SELECT gate FROM dispatch_state WHERE id = 1", [], { $0.string(0) ?? "" })
         {
-            engine.gate = try decode(DispatchGate.self, gate)
+            engine.restore(gate: try decode(DispatchGate.self, gate))
         }
         // The budget planner's forecast: runs first seen per hour over the last 14 days.
         let hours = try store.query(
             "SELECT hour, runs FROM run_arrivals WHERE hour >= ?", [.integer(Int64((now - RunArrivals.window) / 3_600))]
         ) { row in (row.int(0) ?? 0, row.int(1) ?? 0) }
-        for (hour, count) in hours { engine.arrivals.record(at: Double(hour) * 3_600, count: count) }
+        for (hour, count) in hours { engine.restoreArrivals(hour: hour, runs: count) }
         for widget in try widgets() { engine.restore(widget: widget) }
         _ = engine.takeChanges()
         return engine

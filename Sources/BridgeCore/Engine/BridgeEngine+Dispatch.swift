@@ -17,18 +17,18 @@ extension BridgeEngine {
         at now: UnixTime, inFlight: Set<String>, observe: ((String, ReconcileDecision) -> Void)? = nil
     ) -> [PlannedRequest] {
         advance(to: now)
-        pacer?.beginTurn()
+        dispatch.beginTurn()
         var wanted: [PlannedRequest] = []
         let candidates = takeDueSlugs(at: now)
         // No room even for an end frame: nothing is decided (deciding is most of a turn's cost,
         // and under a burst thousands of cards may wait); all of it is looked at when room comes.
-        if let pacer, !candidates.isEmpty, !pacer.hasRoom(for: .ending, at: now) {
+        if !candidates.isEmpty, !dispatch.hasRoom(for: .ending, at: now) {
             markDirty(candidates)
-            self.pacer?.wait(for: .ending)
+            dispatch.wait(for: .ending)
             return []
         }
         for (index, slug) in candidates.enumerated() where !inFlight.contains(slug) {
-            guard gate.blockedUntil(at: now) == nil else {
+            guard dispatch.blockedUntil(at: now) == nil else {
                 markDirty(candidates[index...])
                 break
             }
@@ -47,9 +47,9 @@ extension BridgeEngine {
         var due: [PlannedRequest] = []
         for (index, planned) in ordered.enumerated() {
             let tier = Self.tier(of: planned.kind)
-            if let pacer, !pacer.hasRoom(for: tier, at: now) {
+            if !dispatch.hasRoom(for: tier, at: now) {
                 // Not built again until there is room; whatever changes meanwhile goes with it.
-                self.pacer?.hold(tier)
+                dispatch.hold(tier)
                 markDirty([planned.request.slug])
                 continue
             }
@@ -57,9 +57,38 @@ extension BridgeEngine {
                 markDirty(ordered[index...].map(\.request.slug))
                 break
             }
-            _ = pacer?.admit(tier, at: now)
+            dispatch.admitToPacer(tier, at: now)
             due.append(planned)
         }
         return due
+    }
+
+    /// Whether a request may go out now (quota, rate limit, key refused, circuit breaker); claims
+    /// the breaker's probe slot when it is half open, so only one probe goes.
+    public mutating func admitRequest(at now: UnixTime) -> Bool {
+        dispatch.admitRequest(at: now, changes: &changes)
+    }
+
+    /// How important a card request is to the pacer (`DispatchControl.tier(of:)`).
+    public static func tier(of kind: PlannedRequest.Kind) -> RequestPacer.Tier {
+        DispatchControl.tier(of: kind)
+    }
+
+    /// Whether a request that is not a card's (a widget, an alert, a read) may go out now, taking
+    /// the pacer's room for it (`DispatchControl.admitPaced`).
+    public mutating func admitPaced(_ tier: RequestPacer.Tier, at now: UnixTime) -> Bool {
+        dispatch.admitPaced(tier, at: now)
+    }
+
+    /// PushWard answered `429 rate_limit.exceeded` to any request: every request waits out its
+    /// `Retry-After`. Returns when sending resumes.
+    @discardableResult
+    public mutating func noteRateLimited(retryAfter: Double?, at now: UnixTime) -> UnixTime {
+        dispatch.noteRateLimited(retryAfter: retryAfter, at: now, changes: &changes)
+    }
+
+    /// Hands over how many requests the pacer held back since the last call, by tier.
+    public mutating func takePacerHeld() -> [RequestPacer.Tier: Int] {
+        dispatch.takePacerHeld()
     }
 }

@@ -7,17 +7,11 @@ extension BridgeEngine {
     ) -> AnswerEffect {
         let slug = planned.request.slug
         // Whatever came back, the card is decided again (now, or when the gate reopens).
-        dirtySlugs.insert(slug)
+        cardBook.markDirty(slug)
         defer { noteSlotAnswer(answer, for: planned, at: now) }
         switch answer {
         case .success:
-            if gate.breaker.state != .closed || gate.authFailures > 0 || gate.reason != nil {
-                gate.breaker.recordSuccess()
-                gate.authFailures = 0
-                gate.authBlockedUntil = nil
-                gate.reason = nil
-                changes.gate = true
-            }
+            dispatch.recordSuccess(changes: &changes)
             acknowledge(planned, at: now)
             return .acknowledged
         case .noAnswer(let reason):
@@ -35,24 +29,17 @@ extension BridgeEngine {
         case 429 where problem.code == "quota.exceeded":
             // Without a reset time, an hour: retrying a spent monthly quota sooner is pointless.
             let until = max(problem.resetAt ?? now + 3_600, now + 1)
-            gate.quotaPausedUntil = until
-            gate.reason = "PushWard quota exhausted: " + problem.summary
-            changes.gate = true
+            dispatch.pauseForQuota(
+                until: until, reason: "PushWard quota exhausted: " + problem.summary, changes: &changes)
             return .quotaExhausted(until: until)
         case 429:
             return .rateLimited(until: noteRateLimited(retryAfter: problem.retryAfter, at: now))
         case 401, 403:
-            gate.authFailures += 1
-            let pause = min(
-                DispatchGate.longestAuthPause, DispatchGate.firstAuthPause * Double(1 << min(gate.authFailures - 1, 10))
-            )
-            let until = now + pause
-            gate.authBlockedUntil = until
-            gate.reason =
+            let reason =
                 problem.status == 401
                 ? "PushWard refused the API key (401): it is wrong or revoked; " + problem.summary
                 : "PushWard refused the API key's scope (403): it needs activity:manage; " + problem.summary
-            changes.gate = true
+            let until = dispatch.refuseKey(reason: reason, at: now, changes: &changes)
             return .unauthorized(status: problem.status, until: until)
         case 404 where planned.kind == .delete:
             // Gone already (PushWard's own deletion after `ended_ttl`, or a person's): done.
@@ -96,9 +83,7 @@ extension BridgeEngine {
     private mutating func transientFailure(
         slug: String, detail: String, retryAfter: Double?, at now: UnixTime, jitter: Double
     ) -> AnswerEffect {
-        let wasOpen = gate.breaker.state == .open
-        gate.breaker.recordFailure(at: now)
-        changes.gate = true
+        let breakerOpened = dispatch.recordFailure(at: now, changes: &changes)
         var retryAt = now
         update(slug) { session in
             session.failures += 1
@@ -107,24 +92,10 @@ extension BridgeEngine {
             session.lastProblem = detail
             session.lastProblemAt = now
         }
-        return .willRetry(retryAt: retryAt, breakerOpened: !wasOpen && gate.breaker.state == .open)
+        return .willRetry(retryAt: retryAt, breakerOpened: breakerOpened)
     }
 
     private mutating func update(_ slug: String, _ change: (inout ActivitySession) -> Void) {
-        guard var session = sessions[slug] else { return }
-        change(&session)
-        sessions[slug] = session
-        changes.slugs.insert(slug)
-        dirtySlugs.insert(slug)
-    }
-
-    /// Whether a request may go out now (quota, rate limit, key refused, circuit breaker); claims
-    /// the breaker's probe slot when it is half open, so only one probe goes.
-    public mutating func admitRequest(at now: UnixTime) -> Bool {
-        guard gate.blockedUntil(at: now) == nil else { return false }
-        let before = gate.breaker
-        let admitted = gate.breaker.admit(at: now)
-        if gate.breaker != before { changes.gate = true }
-        return admitted
+        cardBook.update(slug, changes: &changes, change)
     }
 }
