@@ -81,6 +81,8 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
     private let redeliveries = DispatchQueue(label: "fake-github.redeliveries")
+    /// Signalled after each API request and each delivery attempt is recorded (`until`).
+    private let changes = ChangeSignal()
     public private(set) var port = 0
     /// The repositories' and organisations' webhooks (`…/hooks`), kept as GitHub keeps them.
     public let hookStore = FakeHookStore()
@@ -201,6 +203,7 @@ public final class FakeGitHubAPI: @unchecked Sendable {
                     id: nextID, guid: guid, event: event, action: action, body: body,
                     deliveredAt: Date().timeIntervalSince1970, redelivery: redelivery, statusCode: status))
         }
+        changes.changed()
         return status
     }
 
@@ -239,7 +242,15 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             received.append(
                 Received(method: request.method, path: request.path, credential: credential, status: response.status))
         }
+        changes.changed()
         return response
+    }
+
+    /// Whether `condition` (of what the fake holds) has come true, checked after each API request
+    /// answered and each delivery attempt logged: a wait on those events, not a polling window.
+    /// False only when the test's time limit cancelled the wait.
+    public func until(_ condition: () -> Bool) async -> Bool {
+        await changes.wait(until: condition)
     }
 
     private func answer(_ request: HTTPRequest, path: String, credential: String, base: String) -> HTTPResponse {
