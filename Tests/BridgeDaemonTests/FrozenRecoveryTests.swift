@@ -62,7 +62,7 @@ struct FrozenRecoveryTests {
 
     @Test("frozen mid-sweep past its lease and resumed, the old leader sends nothing to GitHub or PushWard")
     func resumedLeaderSendsNothing() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
         let directory = try ScratchDirectory()

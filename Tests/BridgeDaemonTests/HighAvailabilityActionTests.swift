@@ -53,7 +53,7 @@ struct HighAvailabilityActionTests {
 
     @Test("one token pressed on both instances at the same moment, 10 rounds: one GitHub call and one 200 each")
     func samePressOnBoth() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let first = try Self.start(uri: uri, pushward: pushward, github: github, logs: LineLog())
@@ -105,7 +105,7 @@ struct HighAvailabilityActionTests {
 
     @Test("two copies of one action (the card's and the notification's) pressed on both instances at once: one call")
     func copiesOnBoth() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let logs = (LineLog(), LineLog())
@@ -152,7 +152,7 @@ struct HighAvailabilityActionTests {
 
     @Test("at start an instance marks only its own cut-off presses interrupted; the other's stay asked")
     func interruptOwnOnly() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let ports = (try PostgresServer.freePort(), try PostgresServer.freePort())
