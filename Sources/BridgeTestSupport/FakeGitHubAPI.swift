@@ -173,6 +173,28 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         }
     }
 
+    /// `deliver(event:body:guid:)` for async code: the blocking send runs on a thread of its own.
+    /// A delivery waits for the daemon's answer, and the daemon answers only once its commit has
+    /// run on Swift's cooperative pool (two threads on a 2-core machine): a test that waited on
+    /// one of those threads held half the pool that every in-process daemon needs.
+    @discardableResult
+    public func deliver(event: String, body: Data, guid: String = UUID().uuidString.lowercased()) async -> Int {
+        await Self.onThread { self.send(event: event, body: body, guid: guid, redelivery: false) }
+    }
+
+    /// `deliver(_:)` for async code, the blocking sends on a thread of their own (see above).
+    public func deliver(_ events: some Sequence<WebhookEvent>) async -> [Int] {
+        let list = Array(events)
+        return await Self.onThread { self.deliver(list) }
+    }
+
+    /// Runs `body` on a new thread and waits for it without holding the caller's thread.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
     private func send(event: String, body: Data, guid: String, redelivery: Bool) -> Int {
         let target = lock.withLock { webhookURL }
         var status = 0

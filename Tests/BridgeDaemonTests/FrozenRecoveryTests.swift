@@ -71,7 +71,7 @@ struct FrozenRecoveryTests {
         github.setWebhookURL("http://127.0.0.1:9/webhook")
         let script = RunScript(start: Date().timeIntervalSince1970 - 600)
         let events = script.deliveries(waves: [(0..<Self.jobs).map { RunScript.Job("job \($0) \u{202E}") }])
-        #expect(github.deliver(events).allSatisfy { $0 == 0 }, "nothing listens")
+        #expect(await github.deliver(events).allSatisfy { $0 == 0 }, "nothing listens")
 
         let first = try Route(github: github, pushward: pushward)
         let second = try Route(github: github, pushward: pushward)

@@ -47,8 +47,8 @@ struct HighAvailabilityActionTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    static func deliver(_ events: [WebhookEvent], to github: FakeGitHubAPI) {
-        #expect(github.deliver(events).allSatisfy { $0 == 202 })
+    static func deliver(_ events: [WebhookEvent], to github: FakeGitHubAPI) async {
+        #expect(await github.deliver(events).allSatisfy { $0 == 202 })
     }
 
     @Test("one token pressed on both instances at the same moment, 10 rounds: one GitHub call and one 200 each")
@@ -67,7 +67,7 @@ struct HighAvailabilityActionTests {
         var answers: [[Int]] = []
         for round in 0..<10 {
             let runID = 300 + round
-            Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
+            await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
             #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
             let action = try #require(pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first)
             #expect(action["id"] == "rerun")
@@ -120,7 +120,7 @@ struct HighAvailabilityActionTests {
         var previousCard: String?
         for round in 0..<5 {
             let runID = 400 + round
-            Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
+            await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
             #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
             let alertURL = try #require(
                 pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first?["url"]?.stringValue)
