@@ -68,7 +68,7 @@ struct HighAvailabilityActionTests {
         for round in 0..<10 {
             let runID = 300 + round
             await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
-            #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
+            #expect(await pushward.until { pushward.acceptedNotifications.count == round + 1 })
             let action = try #require(pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first)
             #expect(action["id"] == "rerun")
             let url = try #require(action["url"]?.stringValue)
@@ -121,7 +121,7 @@ struct HighAvailabilityActionTests {
         for round in 0..<5 {
             let runID = 400 + round
             await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
-            #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
+            #expect(await pushward.until { pushward.acceptedNotifications.count == round + 1 })
             let alertURL = try #require(
                 pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first?["url"]?.stringValue)
             // This round's run's button: on a loaded machine the card may still show an earlier
@@ -134,7 +134,7 @@ struct HighAvailabilityActionTests {
                 else { return nil }
                 return url
             }
-            #expect(await Actions.eventually { cardButton() != nil })
+            #expect(await pushward.until { cardButton() != nil })
             let cardURL = try #require(cardButton())
             previousCard = cardURL
             async let onFirst = Self.press(alertURL, port: first.port)
