@@ -81,6 +81,8 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
     private let redeliveries = DispatchQueue(label: "fake-github.redeliveries")
+    /// Signalled after each API request and each delivery attempt is recorded (`until`).
+    private let changes = ChangeSignal()
     public private(set) var port = 0
     /// The repositories' and organisations' webhooks (`…/hooks`), kept as GitHub keeps them.
     public let hookStore = FakeHookStore()
@@ -171,6 +173,28 @@ public final class FakeGitHubAPI: @unchecked Sendable {
         }
     }
 
+    /// `deliver(event:body:guid:)` for async code: the blocking send runs on a thread of its own.
+    /// A delivery waits for the daemon's answer, and the daemon answers only once its commit has
+    /// run on Swift's cooperative pool (two threads on a 2-core machine): a test that waited on
+    /// one of those threads held half the pool that every in-process daemon needs.
+    @discardableResult
+    public func deliver(event: String, body: Data, guid: String = UUID().uuidString.lowercased()) async -> Int {
+        await Self.onThread { self.send(event: event, body: body, guid: guid, redelivery: false) }
+    }
+
+    /// `deliver(_:)` for async code, the blocking sends on a thread of their own (see above).
+    public func deliver(_ events: some Sequence<WebhookEvent>) async -> [Int] {
+        let list = Array(events)
+        return await Self.onThread { self.deliver(list) }
+    }
+
+    /// Runs `body` on a new thread and waits for it without holding the caller's thread.
+    private static func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
     private func send(event: String, body: Data, guid: String, redelivery: Bool) -> Int {
         let target = lock.withLock { webhookURL }
         var status = 0
@@ -201,6 +225,7 @@ public final class FakeGitHubAPI: @unchecked Sendable {
                     id: nextID, guid: guid, event: event, action: action, body: body,
                     deliveredAt: Date().timeIntervalSince1970, redelivery: redelivery, statusCode: status))
         }
+        changes.changed()
         return status
     }
 
@@ -239,7 +264,15 @@ public final class FakeGitHubAPI: @unchecked Sendable {
             received.append(
                 Received(method: request.method, path: request.path, credential: credential, status: response.status))
         }
+        changes.changed()
         return response
+    }
+
+    /// Whether `condition` (of what the fake holds) has come true, checked after each API request
+    /// answered and each delivery attempt logged: a wait on those events, not a polling window.
+    /// False only when the test's time limit cancelled the wait.
+    public func until(_ condition: () -> Bool) async -> Bool {
+        await changes.wait(until: condition)
     }
 
     private func answer(_ request: HTTPRequest, path: String, credential: String, base: String) -> HTTPResponse {

@@ -70,6 +70,8 @@ public final class FakePushWardServer: @unchecked Sendable {
     private var unchecked: String?
     private var server: HTTPServer?
     public private(set) var port: Int = 0
+    /// Signalled after each request is recorded (`until`).
+    private let changes = ChangeSignal()
 
     /// Starts listening on `127.0.0.1:port` (0: any free port), with an unlimited quota and the
     /// documented limits. Every request it receives goes as a JSON line to a file under
@@ -293,7 +295,15 @@ public final class FakePushWardServer: @unchecked Sendable {
             contentType: request.header("content-type"), body: request.body, status: response.status,
             unchecked: unchecked)
         lock.unlock()
+        changes.changed()
         return response
+    }
+
+    /// Whether `condition` (of what the fake holds) has come true, checked after each request
+    /// the fake records: a wait on the requests, not a polling window. False only when the test's
+    /// time limit cancelled the wait.
+    public func until(_ condition: () -> Bool) async -> Bool {
+        await changes.wait(until: condition)
     }
 
     private func answer(_ request: HTTPRequest, body: JSONValue?, fault: Fault?, at now: UnixTime) -> HTTPResponse {

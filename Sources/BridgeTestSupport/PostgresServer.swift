@@ -23,6 +23,18 @@ public final class PostgresServer: @unchecked Sendable {
         try sharedServer.get()
     }
 
+    /// A new, empty database on the shared server (`shared()`, then `makeDatabase()`), made on a
+    /// thread of its own, for async tests. Both block: the first call starts the server (`initdb`,
+    /// `pg_ctl -w`: seconds, manyfold under a sanitizer) while every other caller waits in the same
+    /// one-time initialisation, and each database is a `psql` run waited for. Called on one of
+    /// Swift's cooperative threads (two on a 2-core machine), two such tests would hold the whole
+    /// pool, and every daemon and fake in the process that answers through it, until Postgres is up.
+    public static func makeSharedDatabase() async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try shared().makeDatabase() }) }.start()
+        }
+    }
+
     private static let sharedServer = Result { () throws -> PostgresServer in
         let server = try PostgresServer()
         runningDataDirectory = server.dataDirectory

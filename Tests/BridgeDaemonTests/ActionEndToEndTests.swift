@@ -71,8 +71,8 @@ struct ActionEndToEndTests {
             }
         }
 
-        func deliver(_ events: [WebhookEvent]) {
-            #expect(github.deliver(events).allSatisfy { $0 == 202 })
+        func deliver(_ events: [WebhookEvent]) async {
+            #expect(await github.deliver(events).allSatisfy { $0 == 202 })
         }
 
         /// The card's slug: the repository's, or a routed person's own.
@@ -153,7 +153,7 @@ struct ActionEndToEndTests {
     @Test("re-run from the failed end frame: GitHub is asked once, the card says who asked, the audit keeps it")
     func rerunFromTheCard() async throws {
         let bridge = try Bridge(topLevel: #""alerts": {},"#)
-        bridge.deliver(Self.script(1).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(1).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.card?.state == "ended" && bridge.cardButton != nil })
         let button = try #require(bridge.cardButton)
         #expect(button.title == "Re-run failed jobs")
@@ -207,7 +207,7 @@ struct ActionEndToEndTests {
             script.job(200, "build", "queued", createdAt: 2),
             script.job(200, "build", "in_progress", createdAt: 2, startedAt: 3),
         ]
-        bridge.deliver(running)
+        await bridge.deliver(running)
         #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" })
         let button = try #require(bridge.cardButton)
         #expect(try await bridge.press(button.url).status == 200)
@@ -215,7 +215,7 @@ struct ActionEndToEndTests {
         #expect(
             await Self.eventually { bridge.card?.content["state"]?.stringValue?.hasPrefix("Cancel requested") == true })
         // GitHub's deliveries move the card on: the run is cancelled, the note gives way.
-        bridge.deliver([
+        await bridge.deliver([
             script.job(200, "build", "completed", createdAt: 2, startedAt: 3, completedAt: 9, conclusion: "cancelled"),
             script.run("completed", at: 10, conclusion: "cancelled"),
         ])
@@ -224,13 +224,13 @@ struct ActionEndToEndTests {
 
         // A second run: its Cancel is taken while it runs, then it ends before the press.
         let late = Self.script(3)
-        bridge.deliver([
+        await bridge.deliver([
             late.run("requested", at: 0), late.run("in_progress", at: 1),
             late.job(300, "build", "in_progress", createdAt: 2, startedAt: 3),
         ])
         #expect(await Self.eventually { bridge.cardButton?.title == "Cancel" && bridge.card?.state != "ended" })
         let stale = try #require(bridge.cardButton)
-        bridge.deliver([
+        await bridge.deliver([
             late.job(300, "build", "completed", createdAt: 2, startedAt: 3, completedAt: 9, conclusion: "success"),
             late.run("completed", at: 10, conclusion: "success"),
         ])
@@ -259,7 +259,7 @@ struct ActionEndToEndTests {
         let environment = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀"
         bridge.github.setPendingDeployments(
             repository: "acme/widgets", runID: 4, [.init(id: 77, name: environment), .init(id: 78, name: "other")])
-        bridge.deliver(Self.waiting(Self.script(4), environment: environment))
+        await bridge.deliver(Self.waiting(Self.script(4), environment: environment))
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         let alert = try #require(bridge.pushward.acceptedNotifications.first?.body)
         let actions = try #require(alert["actions"]?.arrayValue)
@@ -291,7 +291,7 @@ struct ActionEndToEndTests {
 
         // A second waiting run, rejected.
         bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 5, [.init(id: 90, name: "staging")])
-        bridge.deliver(Self.waiting(Self.script(5), environment: "staging"))
+        await bridge.deliver(Self.waiting(Self.script(5), environment: "staging"))
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 2 })
         let second = try #require(bridge.pushward.acceptedNotifications.last?.body["actions"]?.arrayValue)
         #expect(try await bridge.press(try #require(second[1]["url"]?.stringValue)).status == 200)
@@ -321,10 +321,11 @@ struct ActionEndToEndTests {
         let hostile = "prod\u{202E}noitcudorp\u{202C} «東京» 👩‍🚀 " + String(repeating: "x", count: 200)
         bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 12, [.init(id: 11, name: hostile)])
         let first = Self.script(12)
-        bridge.deliver(Self.waiting(first, environment: nil))
+        await bridge.deliver(Self.waiting(first, environment: nil))
         let early = try await Self.reviewButtons(bridge, count: 1)
         #expect(bridge.github.requests.contains { $0.method == "GET" && $0.path == pending })
-        bridge.deliver([first.job(first.firstJobID + 1, "deploy", "waiting", createdAt: 21, environment: hostile)])
+        await bridge.deliver([first.job(first.firstJobID + 1, "deploy", "waiting", createdAt: 21, environment: hostile)]
+        )
         #expect(try await bridge.press(early.approve).status == 200)
         #expect(bridge.github.actions.last?.body?["environment_ids"] == [11])
         #expect(bridge.github.actions.last?.body?["state"] == "approved")
@@ -336,8 +337,8 @@ struct ActionEndToEndTests {
             repository: "acme/widgets", runID: 13, [.init(id: 21, name: "staging"), .init(id: 22, name: "production")])
         let second = Self.script(13)
         let id = second.firstJobID + 1
-        bridge.deliver(Array(Self.waiting(second, environment: "production").dropLast()))
-        bridge.deliver([
+        await bridge.deliver(Array(Self.waiting(second, environment: "production").dropLast()))
+        await bridge.deliver([
             second.job(id, "deploy", "waiting", createdAt: 21, environment: "production"),
             second.job(id, "deploy", "waiting", createdAt: 21),
         ])
@@ -356,7 +357,7 @@ struct ActionEndToEndTests {
         let bridge = try Bridge()
         bridge.github.setPendingDeployments(
             repository: "acme/widgets", runID: 14, [.init(id: 11, name: "staging"), .init(id: 22, name: "production")])
-        bridge.deliver(Self.waiting(Self.script(14), environment: nil))
+        await bridge.deliver(Self.waiting(Self.script(14), environment: nil))
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         let alert = try #require(bridge.pushward.acceptedNotifications.first?.body)
         #expect(alert["actions"] == nil, "a button would approve a guess")
@@ -375,7 +376,7 @@ struct ActionEndToEndTests {
     func refused() async throws {
         let bridge = try Bridge()
         bridge.github.refuseActions(status: 403, message: "Resource not accessible by integration")
-        bridge.deliver(Self.script(6).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(6).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
         let pressed = try await bridge.press(try #require(bridge.cardButton).url)
         #expect(pressed.status == 502)
@@ -402,7 +403,7 @@ struct ActionEndToEndTests {
     @Test("an expired token does nothing", .timeLimit(.minutes(1)))
     func expired() async throws {
         let bridge = try Bridge(actions: #""token_ttl": "10s""#)
-        bridge.deliver(Self.script(7).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(7).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.cardButton != nil && bridge.card?.state == "ended" })
         let button = try #require(bridge.cardButton)
         #expect(bridge.liveTokenExpiry(.rerun, runID: 7) != nil, "the button's token is live at first")
@@ -422,7 +423,7 @@ struct ActionEndToEndTests {
     func reissued() async throws {
         let bridge = try Bridge(actions: #""token_ttl": "10s""#)
         let script = Self.script(9)
-        bridge.deliver([
+        await bridge.deliver([
             script.run("requested", at: 0), script.run("in_progress", at: 1),
             script.job(900, "build", "in_progress", createdAt: 2, startedAt: 3),
         ])
@@ -432,7 +433,7 @@ struct ActionEndToEndTests {
         // `expiry < now + ttl / 2`), not a fixed 5.5 s after the card was seen.
         let expiry = try #require(bridge.liveTokenExpiry(.cancel, runID: 9))
         #expect(await Self.eventually(timeout: 15) { Date().timeIntervalSince1970 > expiry - 5 + 0.1 })
-        bridge.deliver([script.job(901, "test", "in_progress", createdAt: 4, startedAt: 5)])
+        await bridge.deliver([script.job(901, "test", "in_progress", createdAt: 4, startedAt: 5)])
         #expect(await Self.eventually { bridge.cardButton.map { $0.url != first.url } ?? false })
         let second = try #require(bridge.cardButton)
         #expect(try await bridge.press(second.url).status == 200)
@@ -447,7 +448,7 @@ struct ActionEndToEndTests {
         let bridge = try Bridge()
         let environment = "prod<script>alert(1)</script>\u{202E}\u{1B}[2J"
         bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 10, [.init(id: 5, name: environment)])
-        bridge.deliver(Self.waiting(Self.script(10), environment: environment))
+        await bridge.deliver(Self.waiting(Self.script(10), environment: environment))
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         let actions = try #require(bridge.pushward.acceptedNotifications.first?.body["actions"]?.arrayValue)
         #expect(try await bridge.press(try #require(actions[0]["url"]?.stringValue)).status == 200)
@@ -485,7 +486,7 @@ struct ActionEndToEndTests {
         let bridge = try Bridge(topLevel: RoutingEndToEndTests.routed)
         bridge.pushward.setKeyKind(.organisation)
         bridge.slug = RoutingEndToEndTests.personalSlug
-        bridge.deliver(Self.script(11).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(11).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.card?.state == "ended" && bridge.cardButton != nil })
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         #expect(bridge.pushward.acceptedNotifications.first?.body["target"] == ["members": ["usr_123"]])
@@ -504,7 +505,7 @@ struct ActionEndToEndTests {
     func rules() async throws {
         let bridge = try Bridge(
             actions: #""rules": [{"offer": ["rerun"], "branches": ["release/*"]}]"#, topLevel: #""alerts": {},"#)
-        bridge.deliver(Self.script(8).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(8).deliveries(waves: Self.failing))
         #expect(await Self.eventually { bridge.card?.state == "ended" })
         #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         #expect(bridge.pushward.acceptedNotifications.first?.body["actions"] == nil)

@@ -15,7 +15,7 @@ struct CrashRecoveryTests {
     static let secret = "crash-secret-0123456"
 
     /// `pushward-bridge serve` as a child process; its webhook port is read from its first log line.
-    final class ServeProcess {
+    final class ServeProcess: Sendable {
         let process: SpawnedProcess
         let port: Int
         /// The admin listener's port (metrics, the admin API).
@@ -148,7 +148,9 @@ struct CrashRecoveryTests {
         while Date() < deadline, fake.activities[slug]?.state != "ended" {
             try await Task.sleep(for: .milliseconds(50))
         }
-        #expect(bridge.terminate() == 0, "SIGTERM ends the bridge cleanly")
+        // Waiting for the child to exit blocks: off the cooperative pool the in-process fake needs.
+        let last = bridge
+        #expect(try await offPool { last.terminate() } == 0, "SIGTERM ends the bridge cleanly")
         return (fake, fake.activities[slug])
     }
 

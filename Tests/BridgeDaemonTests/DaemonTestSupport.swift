@@ -523,3 +523,14 @@ extension BridgeProcess {
         }
     }
 }
+
+/// Waits until `condition` holds, asking again every 50 ms, with no deadline of its own: the
+/// test's time limit, which cancels the task, is the only bound. For the daemon's own state, which
+/// has no event a test can wait on (the fakes' state has one: `until`). False only when cancelled.
+func untilTrue(_ condition: () async -> Bool) async -> Bool {
+    while !Task.isCancelled {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return await condition()
+}

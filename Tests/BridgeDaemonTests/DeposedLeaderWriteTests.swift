@@ -20,7 +20,7 @@ struct DeposedLeaderWriteTests {
 
     @Test("recovery records and an alert's answer written after another instance took over change nothing")
     func deposedWritesChangeNothing() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let database = try BridgeDatabase(location: .postgresql(uri: uri))
         let admin = try PostgresConnection(uri: uri, applicationName: "deposed leader test")
         defer { admin.close() }

@@ -20,7 +20,7 @@ struct FailoverFullFrameTests {
     func newLeadersFullFrameIsAccepted() async throws {
         let fake = try FakePushWardServer()
         let directory = try ScratchDirectory()
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let config = try HighAvailabilityTests.writeConfig(directory: directory.url.path, fake: fake, uri: uri)
         let first = try Serve(configPath: config, log: directory.path("first.log"))
         let lead = try await HighAvailabilityTests.leader(uri)
@@ -82,6 +82,6 @@ struct FailoverFullFrameTests {
             guard let content = request.body?["content"]?.objectValue, content["duration"] != nil else { continue }
             #expect(content["start_date"] == nil && content["end_date"] == nil, "\(content)")
         }
-        #expect(second.terminate() == 0)
+        #expect(try await offPool { second.terminate() } == 0)
     }
 }

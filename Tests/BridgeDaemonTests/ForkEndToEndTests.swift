@@ -22,11 +22,13 @@ struct ForkEndToEndTests {
     static let failing: [[RunScript.Job]] = [[RunScript.Job("deploy", duration: 20, conclusion: "failure")]]
 
     /// The fork's run: recorded-shape run bodies, then its jobs (which carry no head repository).
-    static func deliverFork(_ payload: ForkRunPayload, to bridge: Bridge, waiting: Bool, conclusion: String?) throws {
+    static func deliverFork(
+        _ payload: ForkRunPayload, to bridge: Bridge, waiting: Bool, conclusion: String?
+    ) async throws {
         let jobs = payload.jobs
         let id = payload.runID * 100
-        #expect(bridge.github.deliver(event: "workflow_run", body: try payload.body("requested")) == 202)
-        #expect(bridge.github.deliver(event: "workflow_run", body: try payload.body("in_progress", at: 1)) == 202)
+        #expect(await bridge.github.deliver(event: "workflow_run", body: try payload.body("requested")) == 202)
+        #expect(await bridge.github.deliver(event: "workflow_run", body: try payload.body("in_progress", at: 1)) == 202)
         var events = [jobs.job(id, "deploy", "queued", createdAt: 2)]
         if waiting { events.append(jobs.job(id, "deploy", "waiting", createdAt: 2, environment: "production")) }
         if let conclusion {
@@ -34,10 +36,10 @@ struct ForkEndToEndTests {
                 jobs.job(
                     id, "deploy", "completed", createdAt: 2, startedAt: 3, completedAt: 25, conclusion: conclusion))
         }
-        bridge.deliver(events)
+        await bridge.deliver(events)
         if let conclusion {
             #expect(
-                bridge.github.deliver(
+                await bridge.github.deliver(
                     event: "workflow_run", body: try payload.body("completed", at: 26, conclusion: conclusion)) == 202)
         }
     }
@@ -66,7 +68,7 @@ struct ForkEndToEndTests {
         bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 2, [.init(id: 22, name: "production")])
         var fork = ForkRunPayload(runID: 1, start: Date().timeIntervalSince1970 - 600)
         fork.event = event
-        try Self.deliverFork(fork, to: bridge, waiting: true, conclusion: nil)
+        try await Self.deliverFork(fork, to: bridge, waiting: true, conclusion: nil)
         #expect(
             await ActionEndToEndTests.eventually {
                 bridge.card?.content["subtitle"]?.stringValue?.contains("from mallory/rocket") == true
@@ -75,7 +77,7 @@ struct ForkEndToEndTests {
         #expect(bridge.pushward.widgets["ci-main"] == nil)
 
         // The repository's own waiting run on main gets all of it, the review after the fork's.
-        bridge.deliver(ActionEndToEndTests.waiting(Self.script(2, ago: 300), environment: "production"))
+        await bridge.deliver(ActionEndToEndTests.waiting(Self.script(2, ago: 300), environment: "production"))
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.acceptedNotifications.count >= 1 })
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.widgets["ci-main"] != nil })
         #expect(await ActionEndToEndTests.eventually { bridge.cardButton?.title == "Cancel" })
@@ -100,16 +102,16 @@ struct ForkEndToEndTests {
     @Test("a real main failure, then a same-named fork success: no 'CI fixed' on main, the failure alert stays")
     func noFixedFromAFork() async throws {
         let bridge = try Bridge(actions: Self.rules, topLevel: #""alerts": {},"#)
-        bridge.deliver(Self.script(1, ago: 1_800).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(1, ago: 1_800).deliveries(waves: Self.failing))
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         let failure = try #require(bridge.pushward.acceptedNotifications.first?.body)
         #expect(failure["title"] == "acme/widgets · Deploy prod failed")
 
-        try Self.deliverFork(
+        try await Self.deliverFork(
             ForkRunPayload(runID: 2, start: Date().timeIntervalSince1970 - 1_200), to: bridge, waiting: false,
             conclusion: "success")
         // The repository's own success then fixes its own failure, under the same collapse_id.
-        bridge.deliver(Self.script(3, ago: 600).deliveries(waves: Self.waves))
+        await bridge.deliver(Self.script(3, ago: 600).deliveries(waves: Self.waves))
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.acceptedNotifications.count >= 2 })
         try await Task.sleep(for: .milliseconds(300))
         let bodies = bridge.pushward.acceptedNotifications.map(\.body)
@@ -127,12 +129,12 @@ struct ForkEndToEndTests {
         let bridge = try Bridge(
             actions: Self.rules,
             topLevel: #""alerts": {"rules": [{"when": ["failure", "fixed"], "branches": ["main"], "forks": true}]},"#)
-        bridge.deliver(Self.script(1, ago: 1_800).deliveries(waves: Self.failing))
+        await bridge.deliver(Self.script(1, ago: 1_800).deliveries(waves: Self.failing))
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.acceptedNotifications.count == 1 })
         let failure = try #require(bridge.pushward.acceptedNotifications.first?.body)
         #expect(failure["actions"]?.arrayValue?.map { $0["id"] } == ["rerun"], "the repository's failure: a re-run")
 
-        try Self.deliverFork(
+        try await Self.deliverFork(
             ForkRunPayload(runID: 2, start: Date().timeIntervalSince1970 - 1_200), to: bridge, waiting: false,
             conclusion: "failure")
         #expect(await ActionEndToEndTests.eventually { bridge.pushward.acceptedNotifications.count == 2 })

@@ -62,7 +62,7 @@ struct FrozenRecoveryTests {
 
     @Test("frozen mid-sweep past its lease and resumed, the old leader sends nothing to GitHub or PushWard")
     func resumedLeaderSendsNothing() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token(Self.token))
         let directory = try ScratchDirectory()
@@ -71,7 +71,7 @@ struct FrozenRecoveryTests {
         github.setWebhookURL("http://127.0.0.1:9/webhook")
         let script = RunScript(start: Date().timeIntervalSince1970 - 600)
         let events = script.deliveries(waves: [(0..<Self.jobs).map { RunScript.Job("job \($0) \u{202E}") }])
-        #expect(github.deliver(events).allSatisfy { $0 == 0 }, "nothing listens")
+        #expect(await github.deliver(events).allSatisfy { $0 == 0 }, "nothing listens")
 
         let first = try Route(github: github, pushward: pushward)
         let second = try Route(github: github, pushward: pushward)

@@ -27,7 +27,7 @@ struct GenericTemplateEndToEndTests {
         let events = try DaemonEndToEndTests.attempt10Events()
         #expect(try await bridge.deliver(events[0]) == 202)
         #expect(
-            await DispatchEndToEndTests.eventually {
+            await fake.until {
                 fake.activities.values.contains { $0.state == "ongoing" && $0.content["template"] == "generic" }
             })
         let live = try #require(fake.activities.values.first { $0.content["template"] == "generic" })
@@ -35,7 +35,7 @@ struct GenericTemplateEndToEndTests {
         #expect(live.content["current_step"] == nil && live.content["step_rows"] == nil)
         for event in events.dropFirst() { #expect(try await bridge.deliver(event) == 202) }
         #expect(
-            await DispatchEndToEndTests.eventually {
+            await fake.until {
                 fake.activities.values.contains { $0.state == "ended" && $0.content["template"] == "generic" }
             })
         let ended = try #require(fake.activities.values.first { $0.state == "ended" })

@@ -136,7 +136,7 @@ struct GitHubHooksCommandTests {
         setup.github.hookStore.add(owner: Self.repository, id: 1, url: Self.hookURL, secret: Self.secret)
         // The log's action comes from the payload: whoever names things in the repository chose it.
         let hostile = #"{"action": "requested\u001b[2J\u202e\u0000"}"#
-        #expect(setup.github.deliver(event: "workflow_run", body: Data(hostile.utf8)) == 202)
+        #expect(await setup.github.deliver(event: "workflow_run", body: Data(hostile.utf8)) == 202)
         let right = try await setup.run(["--repo", "acme/widgets", "--check"])
         #expect(right.status == 0, "\(right.stdout) \(right.stderr)")
         #expect(right.stdout.contains("problems: none"))
@@ -151,7 +151,7 @@ struct GitHubHooksCommandTests {
                 == ["target", "url", "result", "ok", "hook", "problems", "deliveries"])
         // The listener gone: the newest delivery failed, which --check reports.
         setup.github.setWebhookURL("http://127.0.0.1:1/webhook")
-        #expect(setup.github.deliver(event: "workflow_job", body: Data(#"{"action": "queued"}"#.utf8)) == 0)
+        #expect(await setup.github.deliver(event: "workflow_job", body: Data(#"{"action": "queued"}"#.utf8)) == 0)
         let failed = try await setup.run(["--repo", "acme/widgets", "--check"])
         #expect(failed.status == 1)
         #expect(failed.stdout.contains("most recent delivery reached nothing"))

@@ -47,13 +47,13 @@ struct HighAvailabilityActionTests {
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 
-    static func deliver(_ events: [WebhookEvent], to github: FakeGitHubAPI) {
-        #expect(github.deliver(events).allSatisfy { $0 == 202 })
+    static func deliver(_ events: [WebhookEvent], to github: FakeGitHubAPI) async {
+        #expect(await github.deliver(events).allSatisfy { $0 == 202 })
     }
 
     @Test("one token pressed on both instances at the same moment, 10 rounds: one GitHub call and one 200 each")
     func samePressOnBoth() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let first = try Self.start(uri: uri, pushward: pushward, github: github, logs: LineLog())
@@ -67,8 +67,8 @@ struct HighAvailabilityActionTests {
         var answers: [[Int]] = []
         for round in 0..<10 {
             let runID = 300 + round
-            Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
-            #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
+            await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
+            #expect(await pushward.until { pushward.acceptedNotifications.count == round + 1 })
             let action = try #require(pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first)
             #expect(action["id"] == "rerun")
             let url = try #require(action["url"]?.stringValue)
@@ -105,7 +105,7 @@ struct HighAvailabilityActionTests {
 
     @Test("two copies of one action (the card's and the notification's) pressed on both instances at once: one call")
     func copiesOnBoth() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let logs = (LineLog(), LineLog())
@@ -120,8 +120,8 @@ struct HighAvailabilityActionTests {
         var previousCard: String?
         for round in 0..<5 {
             let runID = 400 + round
-            Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
-            #expect(await Actions.eventually { pushward.acceptedNotifications.count == round + 1 })
+            await Self.deliver(Actions.script(runID).deliveries(waves: Actions.failing), to: github)
+            #expect(await pushward.until { pushward.acceptedNotifications.count == round + 1 })
             let alertURL = try #require(
                 pushward.acceptedNotifications.last?.body["actions"]?.arrayValue?.first?["url"]?.stringValue)
             // This round's run's button: on a loaded machine the card may still show an earlier
@@ -134,7 +134,7 @@ struct HighAvailabilityActionTests {
                 else { return nil }
                 return url
             }
-            #expect(await Actions.eventually { cardButton() != nil })
+            #expect(await pushward.until { cardButton() != nil })
             let cardURL = try #require(cardButton())
             previousCard = cardURL
             async let onFirst = Self.press(alertURL, port: first.port)
@@ -152,7 +152,7 @@ struct HighAvailabilityActionTests {
 
     @Test("at start an instance marks only its own cut-off presses interrupted; the other's stay asked")
     func interruptOwnOnly() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let pushward = try FakePushWardServer()
         let github = try FakeGitHubAPI(secret: Actions.secret, credentials: .token(Actions.token))
         let ports = (try PostgresServer.freePort(), try PostgresServer.freePort())

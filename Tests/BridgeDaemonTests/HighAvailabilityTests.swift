@@ -86,7 +86,7 @@ struct HighAvailabilityTests {
 
         let fake = try FakePushWardServer()
         let directory = try ScratchDirectory()
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let config = try Self.writeConfig(directory: directory.url.path, fake: fake, uri: uri)
         let first = try Serve(configPath: config, log: directory.path("first.log"))
         let lead = try await Self.leader(uri)
@@ -124,7 +124,7 @@ struct HighAvailabilityTests {
 
         let fake = try FakePushWardServer()
         let directory = try ScratchDirectory()
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let config = try Self.writeConfig(directory: directory.url.path, fake: fake, uri: uri)
         let first = try Serve(configPath: config, log: directory.path("first.log"))
         let lead = try await Self.leader(uri)

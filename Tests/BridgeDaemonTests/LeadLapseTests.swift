@@ -94,7 +94,7 @@ struct LeadLapseTests {
     @Test("the lead lost while the card's request waits: the request is withheld, and sent again once led")
     func withheldWhileLapsed() async throws {
         let fake = try FakePushWardServer()
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let thief = LeadThief(uri: uri)
         let lapsedAt = Mutex<Double?>(nil)
         let ports = Mutex<Int?>(nil)

@@ -102,7 +102,7 @@ struct LeaderFenceTests {
 
     @Test("an instance that does not lead reads no budget from PushWard, and says nothing of it")
     func followerReadsNoBudget() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let database = try BridgeDatabase(location: .postgresql(uri: uri))
         let lines = LineLog()
         let logger = Logger(label: "test", minimumLevel: .debug, sink: { lines.append($0) })

@@ -92,7 +92,7 @@ struct RecoveryEndToEndTests {
             logs: LineLog())
         for event in events {
             let (name, body) = PayloadEncoder.encode(event)
-            #expect(controlGitHub.deliver(event: name, body: body) == 202)
+            #expect(await controlGitHub.deliver(event: name, body: body) == 202)
         }
         #expect(
             await DispatchEndToEndTests.eventually(timeout: 60) {
@@ -108,9 +108,9 @@ struct RecoveryEndToEndTests {
         let logs = LineLog()
         var daemon = try Self.start(
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
-        #expect(github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
+        #expect(await github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
         await daemon.shutdown()
-        #expect(github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
+        #expect(await github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
         #expect(!Self.ended(pushward))
 
         daemon = try Self.start(database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
@@ -160,7 +160,7 @@ struct RecoveryEndToEndTests {
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s",
             hooks: "[]")
         let (name, body) = PayloadEncoder.encode(RunScript(start: Date().timeIntervalSince1970).run("requested", at: 0))
-        #expect(github.deliver(event: name, body: body) == 202)
+        #expect(await github.deliver(event: name, body: body) == 202)
         #expect(await DispatchEndToEndTests.eventually { daemon.service.recovery.current.problem != nil })
         // Two more lookup rounds: still one line.
         try await Task.sleep(for: .seconds(6))
@@ -187,7 +187,7 @@ struct RecoveryEndToEndTests {
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s")
         // A quiet run for the lookups to want, too.
         let (name, body) = PayloadEncoder.encode(RunScript(start: Date().timeIntervalSince1970).run("requested", at: 0))
-        #expect(github.deliver(event: name, body: body) == 202)
+        #expect(await github.deliver(event: name, body: body) == 202)
         #expect(await DispatchEndToEndTests.eventually { logs.all.contains { $0.contains("rate limit is spent") } })
         try await Task.sleep(for: .seconds(8))
         await daemon.shutdown()
@@ -257,7 +257,7 @@ struct RecoveryEndToEndTests {
         let logs = LineLog()
         let daemon = try Self.start(
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs, staleAfter: "5s")
-        #expect(github.deliver(events.dropLast()).allSatisfy { $0 == 202 })
+        #expect(await github.deliver(events.dropLast()).allSatisfy { $0 == 202 })
         #expect(await DispatchEndToEndTests.eventually(timeout: 60) { Self.ended(pushward) })
         await daemon.shutdown()
 
@@ -290,7 +290,7 @@ struct RecoveryEndToEndTests {
         // Webhooks still work.
         let event = RunScript(start: Date().timeIntervalSince1970 - 60).run("requested", at: 0)
         let (name, body) = PayloadEncoder.encode(event)
-        #expect(github.deliver(event: name, body: body) == 202)
+        #expect(await github.deliver(event: name, body: body) == 202)
         let metrics = try await AlertEndToEndTests.get("/metrics", port: daemon.adminPort)
         let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
         await daemon.shutdown()

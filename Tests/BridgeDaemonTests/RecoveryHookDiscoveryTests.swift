@@ -47,9 +47,9 @@ struct RecoveryHookDiscoveryTests {
         let logs = LineLog()
         var daemon = try Self.start(
             database: directory.path("bridge.sqlite"), pushward: pushward, github: github, logs: logs)
-        #expect(github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
+        #expect(await github.deliver(events.prefix(split)).allSatisfy { $0 == 202 })
         await daemon.shutdown()
-        #expect(github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
+        #expect(await github.deliver(events.dropFirst(split)).allSatisfy { $0 == 0 }, "nothing listens")
         daemon = try Self.start(
             database: directory.path("bridge.sqlite"), pushward: pushward, github: github, logs: logs)
         #expect(await DispatchEndToEndTests.eventually(timeout: 60) { RecoveryEndToEndTests.ended(pushward) })

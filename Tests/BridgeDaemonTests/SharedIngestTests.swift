@@ -12,7 +12,7 @@ import Testing
 struct SharedIngestTests {
     @Test("the leader answers queued once committed, and applies afterwards")
     func leaderAnswersQueued() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let daemon = try await RunningDaemon.start(TestConfiguration(database: uri))
         defer { Task { try? await daemon.stop() } }
         let adminPort = daemon.daemon.adminPort
@@ -80,7 +80,7 @@ struct SharedIngestTests {
 
     @Test("a follower leaves the engine it loaded alone: no write, no error, however old its runs grow")
     func followerForgetsNothing() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         let database = try BridgeDatabase(location: .postgresql(uri: uri))
         let start = Date().timeIntervalSince1970
         var engine = BridgeEngine()

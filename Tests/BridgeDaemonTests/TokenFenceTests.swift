@@ -19,7 +19,7 @@ struct TokenFenceTests {
 
     @Test("a leader mints under its epoch; after another instance took the lead its insert fails and it steps down")
     func deposedLeaderMintsNothing() async throws {
-        let uri = try PostgresServer.shared().makeDatabase()
+        let uri = try await PostgresServer.makeSharedDatabase()
         // The service owns its connection; the test reads through one of its own.
         let database = try BridgeDatabase(location: .postgresql(uri: uri))
         let configuration = try BridgeConfiguration(

@@ -56,7 +56,7 @@ struct GitHubAPIClientTests {
     func pages() async throws {
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
         for index in 0..<150 {
-            github.deliver(event: "workflow_job", body: Data(#"{"action":"queued","n":\#(index)}"#.utf8))
+            await github.deliver(event: "workflow_job", body: Data(#"{"action":"queued","n":\#(index)}"#.utf8))
         }
         let client = GitHubAPIClient(baseURL: github.baseURL, credential: .token("ghp_good"), version: "test")
         var cursor: String?
@@ -78,7 +78,7 @@ struct GitHubAPIClientTests {
     @Test("a repeated GET sends the ETag and takes the 304, which GitHub does not count")
     func etags() async throws {
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
-        github.deliver(event: "workflow_run", body: Data(#"{"action":"completed"}"#.utf8))
+        await github.deliver(event: "workflow_run", body: Data(#"{"action":"completed"}"#.utf8))
         let observed = LineLog()
         let client = GitHubAPIClient(
             baseURL: github.baseURL, credential: .token("ghp_good"), version: "test",
@@ -95,7 +95,7 @@ struct GitHubAPIClientTests {
             ])
         #expect(github.requests.map(\.status) == [200, 304])
         // A new delivery changes the page: a full answer again.
-        github.deliver(event: "workflow_run", body: Data(#"{"action":"requested"}"#.utf8))
+        await github.deliver(event: "workflow_run", body: Data(#"{"action":"requested"}"#.utf8))
         #expect(try await client.deliveries(of: Self.hook).deliveries.count == 2)
     }
 
@@ -165,7 +165,7 @@ struct GitHubAPIClientTests {
     func appCredentials() async throws {
         let publicKey = try Self.key("test-app.public-key")
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .app(id: 77, publicKeyPEM: publicKey))
-        github.deliver(event: "workflow_job", body: Data(#"{"action":"queued"}"#.utf8))
+        await github.deliver(event: "workflow_job", body: Data(#"{"action":"queued"}"#.utf8))
         let client = GitHubAPIClient(
             baseURL: github.baseURL, credential: .app(id: 77, key: try Self.appKey()), version: "test")
         #expect(try await client.deliveries(of: Self.hook).deliveries.count == 1)
@@ -179,7 +179,7 @@ struct GitHubAPIClientTests {
         // The App's own hook: its JWT, no installation.
         let appHook = try FakeGitHubAPI(
             hookPath: "/app/hook", secret: Self.secret, credentials: .app(id: 77, publicKeyPEM: publicKey))
-        appHook.deliver(event: "workflow_run", body: Data(#"{"action":"completed"}"#.utf8))
+        await appHook.deliver(event: "workflow_run", body: Data(#"{"action":"completed"}"#.utf8))
         let appClient = GitHubAPIClient(
             baseURL: appHook.baseURL, credential: .app(id: 77, key: try Self.appKey()), version: "test")
         #expect(try await appClient.deliveries(of: .app).deliveries.count == 1)
@@ -203,7 +203,7 @@ struct GitHubAPIClientTests {
         }
         defer { listener.stop() }
         let github = try FakeGitHubAPI(secret: Self.secret, credentials: .token("ghp_good"))
-        github.deliver(event: "workflow_job", body: Data(#"{"action":"queued"}"#.utf8), guid: "guid-1")
+        await github.deliver(event: "workflow_job", body: Data(#"{"action":"queued"}"#.utf8), guid: "guid-1")
         #expect(github.log.first?.statusCode == 0)
         github.setWebhookURL("http://127.0.0.1:\(listener.port)/webhook")
         let client = GitHubAPIClient(baseURL: github.baseURL, credential: .token("ghp_good"), version: "test")
