@@ -10,10 +10,10 @@ import Foundation
 ///
 /// Read with Foundation's `JSONDecoder` into `Decodable` wire types with explicit keys: payloads are
 /// 5–25 KB, mostly `repository`/`sender` objects the bridge does not need, and the wire types read
-/// just the fields the models hold. A hand-written tape parser was about 3.7 times faster (34 µs
-/// against 125 µs for an 8.7 KB job, `dispatch-bench --decode`), but 90 µs a delivery is about 1 %
-/// of a core at the busiest rate seen, and it was 1,541 lines of unsafe code parsing input from
-/// the internet.
+/// just the fields the models hold. A hand-written tape parser was about 3.4 times faster (11 µs
+/// against 36 µs for an 8.7 KB job on a quiet machine, `dispatch-bench --decode`), but 25 µs a
+/// delivery is well under 1 % of a core at the busiest rate seen (under 100 a second), and it was
+/// 1,541 lines of unsafe code parsing input from the internet.
 public enum WebhookDecoder {
     /// Decodes one delivery.
     ///
