@@ -39,6 +39,24 @@ struct LayeringTests {
         #expect(try Self.forbidden(in: "BridgeCore", allowed: ["Foundation"]) == [])
     }
 
+    /// The core parses what GitHub and PushWard send; the one unsafe pointer it may hold is the
+    /// writers' byte buffer, which owns its allocation and reads nothing from outside.
+    @Test("BridgeCore uses unsafe pointers in JSONByteBuffer only")
+    func coreHoldsNoUnsafePointerButTheBuffer() throws {
+        let directory = Self.sources.appendingPathComponent("BridgeCore")
+        let files = try #require(FileManager.default.enumerator(atPath: directory.path))
+            .compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }.sorted()
+        #expect(files.count > 10)
+        var using: [String] = []
+        for file in files {
+            let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)
+            if text.contains("Unsafe") || text.contains("withUnsafe") || text.contains("unsafeBitCast") {
+                using.append(file)
+            }
+        }
+        #expect(using == ["JSON/JSONByteBuffer.swift"])
+    }
+
     @Test("the check sees a forbidden import: BridgeStore imports CSQLite")
     func checkCatchesAnImport() throws {
         #expect(

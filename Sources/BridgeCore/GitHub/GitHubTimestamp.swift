@@ -11,13 +11,9 @@
 /// an error.
 public enum GitHubTimestamp {
     public static func parse(_ text: String) -> UnixTime? {
-        var text = text
-        // Strings decoded from JSON are native and contiguous, so this closure runs without copying.
-        return text.withUTF8 { parse(bytes: $0) }
-    }
-
-    static func parse(bytes: UnsafeBufferPointer<UInt8>) -> UnixTime? {
-        var cursor = Cursor(bytes: bytes)
+        // A copy of some 20 bytes: cheap beside the decoding that produced the string, and it
+        // keeps unsafe pointers out of the code that reads what GitHub sends.
+        var cursor = Cursor(bytes: Array(text.utf8))
         guard let year = cursor.digits(4), cursor.consume(UInt8(ascii: "-")),
             let month = cursor.digits(2), cursor.consume(UInt8(ascii: "-")),
             let day = cursor.digits(2),
@@ -80,7 +76,7 @@ public enum GitHubTimestamp {
 
     /// A read position in the timestamp's bytes.
     private struct Cursor {
-        let bytes: UnsafeBufferPointer<UInt8>
+        let bytes: [UInt8]
         var index = 0
 
         var isAtEnd: Bool { index == bytes.count }
