@@ -28,18 +28,19 @@ struct DispatchEndToEndTests {
         /// `pushward` keys); `topLevel` adds top-level keys (a fragment ending in a comma).
         static let everyChange = #""fidelity": "full", "coalesce": "0s", "max_updates_per_hour": 3600"#
 
+        /// `clock`: the daemon's time (`Daemon.init`), the wall clock unless a test holds it.
         convenience init(
             fake: FakePushWardServer, minUpdateInterval: String = "0s", economy: String = everyChange,
-            topLevel: String = ""
+            topLevel: String = "", clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
         ) throws {
             try self.init(
                 url: fake.baseURL, apiKey: fake.apiKey, minUpdateInterval: minUpdateInterval, economy: economy,
-                topLevel: topLevel)
+                topLevel: topLevel, clock: clock)
         }
 
         init(
             url: String, apiKey: String, minUpdateInterval: String = "0s", economy: String = everyChange,
-            topLevel: String = ""
+            topLevel: String = "", clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
         ) throws {
             directory = NSTemporaryDirectory() + "dispatch-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -55,7 +56,7 @@ struct DispatchEndToEndTests {
             let logs = logs
             daemon = try Daemon.start(
                 configuration: configuration,
-                logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }))
+                logger: Logger(label: "test", minimumLevel: .debug, sink: { logs.append($0) }), clock: clock)
         }
 
         /// Stops the daemon too (a second stop does nothing), so a test that failed before its
