@@ -97,9 +97,14 @@ struct DispatchEndToEndTests {
     }
 
     /// Posts one delivery signed with `secret` to the webhook listener on `port`; returns the status.
+    ///
+    /// Each on a connection of its own, as GitHub sends them: a keep-alive connection left idle for
+    /// the listener's 15 s timeout (a test waiting out the pacer's 15 s window) is closed by the
+    /// server just as the client may reuse it, and the delivery fails with a broken pipe.
     @discardableResult
     static func deliver(_ event: WebhookEvent, port: Int, id: String = UUID().uuidString) async throws -> Int {
-        let request = SignedDelivery.request(event, port: port, secret: secret, id: id)
+        var request = SignedDelivery.request(event, port: port, secret: secret, id: id)
+        request.setValue("close", forHTTPHeaderField: "Connection")
         let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
