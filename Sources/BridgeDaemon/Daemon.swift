@@ -24,17 +24,27 @@ public final class Daemon: @unchecked Sendable {
     private let group: ServiceGroup
     private let notifier = SystemdNotifier()
 
-    /// Builds and starts a daemon: what `serve` and the tests run.
+    /// Builds and starts a daemon: what `serve` and the tests run. `clock`: see `init`.
     public static func start(
-        configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil
+        configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil,
+        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
     ) throws -> Daemon {
-        let daemon = try Daemon(configuration: configuration, logger: logger, transport: transport)
+        let daemon = try Daemon(configuration: configuration, logger: logger, transport: transport, clock: clock)
         try daemon.start()
         return daemon
     }
 
     /// Everything that can fail at start fails here or in `start`, with a message naming what to fix.
-    public init(configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil) throws {
+    ///
+    /// `clock`: the time the running daemon's decisions are taken at (when a delivery was received,
+    /// when the dispatcher plans, paces and records, when a button is pressed, when the budget is
+    /// read). The wall clock; a test of a time window (the request pacer's) passes one it can hold
+    /// still, so what falls inside the window does not depend on how fast the machine is. Leases,
+    /// claims and timeouts keep the wall clock.
+    public init(
+        configuration: BridgeConfiguration, logger: Logger, transport: (any PushWardTransport)? = nil,
+        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
+    ) throws {
         self.configuration = configuration
         self.logger = logger
         let location = try configuration.databaseLocation()
@@ -76,7 +86,7 @@ public final class Daemon: @unchecked Sendable {
             : try database.startCheckpointer { message in
                 logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
             }
-        let now = Date().timeIntervalSince1970
+        let now = clock()
         // Several instances: the engine is read from the database when this instance takes the
         // lead; one that follows holds none, so its start and memory cost nothing of the runs in
         // flight, and its gauges say nothing of runs it does not apply.
@@ -108,11 +118,12 @@ public final class Daemon: @unchecked Sendable {
             configuration.actions == nil
             ? nil
             : githubClient.map { client in
-                ActionDesk(service: service, client: client, logger: logger)
+                ActionDesk(service: service, client: client, logger: logger, clock: clock)
             }
         webhookListener = ListenerService("webhook listener") {
             var configured = WebhookIngress(
-                secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger)
+                secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger,
+                clock: clock)
             configured.actions = actionDesk
             let ingress = configured
             var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
@@ -146,7 +157,7 @@ public final class Daemon: @unchecked Sendable {
                             timeout: shared ? BridgeService.sharedRequestTimeout : 10,
                             version: Daemon.version)))
             } ?? DryRunTransport()
-        var dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger)
+        var dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger, clock: clock)
         if configuration.actions != nil, let client = githubClient {
             let fence = service.leaderFence
             dispatcher.pendingEnvironments = { run in
@@ -181,14 +192,14 @@ public final class Daemon: @unchecked Sendable {
             // So does the budget reader, between two reads of /auth/me.
             services.append(
                 LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {
-                    await Self.readBudget(service: service, transport: chosenTransport, logger: logger)
+                    await Self.readBudget(service: service, transport: chosenTransport, logger: logger, clock: clock)
                 })
         }
         if let api = configuration.githubAPI, let client = githubClient {
             let recovery = GitHubRecovery(
                 client: FencedGitHub(client: client, fence: service.leaderFence), service: service, settings: api,
                 logger: logger, metrics: counters,
-                board: service.recovery, now: { Date().timeIntervalSince1970 },
+                board: service.recovery, now: clock,
                 webhookURL: configuration.publicURL.map { $0 + "/webhook" })
             if !api.hooks.isEmpty || configuration.publicURL != nil {
                 services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
@@ -205,7 +216,7 @@ public final class Daemon: @unchecked Sendable {
                     // One batch per call while work is left; the pause lets the ingest groups queued
                     // meanwhile go first, so a backlog (the first pass after an upgrade) never holds
                     // the store for long.
-                    while !Task.isCancelled, await service.pruneRetention(at: Date().timeIntervalSince1970) {
+                    while !Task.isCancelled, await service.pruneRetention(at: clock()) {
                         try? await Task.sleep(for: .milliseconds(20))
                     }
                     try? await Task.sleep(for: .seconds(600))
@@ -217,7 +228,7 @@ public final class Daemon: @unchecked Sendable {
                 // done with it (`BridgeEngine.finishedRunGrace`), whatever the traffic.
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(30))
-                    await service.forgetFinished(at: Date().timeIntervalSince1970)
+                    await service.forgetFinished(at: clock())
                 }
             })
         services += [webhookListener, adminListener]
@@ -324,13 +335,16 @@ public final class Daemon: @unchecked Sendable {
     /// Reads the month's usage at start (or on taking the lead), every `budgetInterval` and
     /// whenever PushWard said the quota is spent, and hands it to the planner. A failed read
     /// leaves the last known budget.
-    static func readBudget(service: BridgeService, transport: any PushWardTransport, logger: Logger) async {
+    static func readBudget(
+        service: BridgeService, transport: any PushWardTransport, logger: Logger,
+        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
+    ) async {
         while !Task.isCancelled {
             // A read is a request like any other to PushWard's per-minute limit: the pacer's.
             if service.pacesRequests {
-                let (admitted, retryAt) = await service.admitRead(at: Date().timeIntervalSince1970)
+                let (admitted, retryAt) = await service.admitRead(at: clock())
                 guard admitted else {
-                    try? await Task.sleep(for: .seconds(max(0.05, retryAt - Date().timeIntervalSince1970)))
+                    try? await Task.sleep(for: .seconds(max(0.05, retryAt - clock())))
                     continue
                 }
             }
@@ -344,10 +358,10 @@ public final class Daemon: @unchecked Sendable {
             }
             switch answer {
             case .usage(let usage):
-                await service.updateBudget(usage, at: Date().timeIntervalSince1970)
+                await service.updateBudget(usage, at: clock())
             case .problem(let problem):
                 if problem.status == 429, problem.code != "quota.exceeded" {
-                    await service.noteRateLimited(retryAfter: problem.retryAfter, at: Date().timeIntervalSince1970)
+                    await service.noteRateLimited(retryAfter: problem.retryAfter, at: clock())
                 }
                 logger.warning(
                     "could not read the PushWard budget (GET /auth/me); planning with the last known one",

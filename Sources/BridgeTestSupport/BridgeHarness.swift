@@ -57,6 +57,12 @@ public struct BridgeHarness: Sendable {
         record(session.feed(event))
     }
 
+    /// Feeds one delivery as received at `time` rather than at its payload's time (see
+    /// `RenderSession.feed(_:at:)`): how a test sets the pace deliveries arrive at.
+    public mutating func feed(_ event: WebhookEvent, at time: UnixTime) {
+        record(session.feed(event, at: time))
+    }
+
     /// See `RenderSession.setBudget`.
     public mutating func setBudget(_ budget: PushBudget?) {
         session.setBudget(budget)
