@@ -222,11 +222,16 @@ extension BridgeService {
         }
     }
 
+    /// How often a press whose transaction PostgreSQL ended to break a deadlock is tried again.
+    static let deadlockRetries = 4
+
     /// The press's transaction: spends `token` (nil when it was not live), checks the run, spends
     /// the token's copies and records the press. Two copies of one action pressed at once on two
     /// instances each lock their own row first and then wait for the other's: PostgreSQL ends one
-    /// transaction to break that deadlock, and that press is tried once more, when it finds its
-    /// token spent by the other one's copies.
+    /// transaction to break that deadlock, and that press is tried again, when it finds its token
+    /// spent by the other one's copies. With both copies pressed on both instances, four
+    /// transactions meet and the retry can meet a second cycle: up to `deadlockRetries` tries, as
+    /// PostgreSQL advises for a transaction it chose to end, before the press is answered as failed.
     private func spend(_ token: ActionToken, at now: UnixTime) throws -> SpentToken? {
         var tries = 0
         while true {
@@ -247,7 +252,7 @@ extension BridgeService {
                         instance: instance, at: now)
                     return (binding, state, problem, presser, id)
                 }
-            } catch let error as PostgresError where error.isDeadlock && tries == 0 {
+            } catch let error as PostgresError where error.isDeadlock && tries < Self.deadlockRetries {
                 tries += 1
             }
         }
