@@ -99,12 +99,7 @@ struct LogFormatTests {
         changed.logFormat = "text"
         changed.publicURL = "https://hooks.example.com"
         let new = changed
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                daemon.reload(new)
-                continuation.resume()
-            }
-        }
+        try await offPool { daemon.reload(new) }
         await daemon.shutdown()
         let line = try #require(lines.all.first { $0.contains("reloaded the configuration") })
         #expect(try JSONValue(parsing: Data(line.utf8))["needs_restart"] == ["log_format", "public_url"])

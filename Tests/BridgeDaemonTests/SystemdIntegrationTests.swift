@@ -204,12 +204,7 @@ struct SystemdIntegrationTests {
         changed.listen = "127.0.0.1:1"
         // reload waits on the service; run it off Swift's cooperative pool, as the SIGHUP handler does.
         let new = changed
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                daemon.reload(new)
-                continuation.resume()
-            }
-        }
+        try await offPool { daemon.reload(new) }
         await daemon.shutdown()
         let line = try #require(lines.all.first { $0.contains("reloaded the configuration") })
         let object = try JSONValue(parsing: Data(line.utf8))
