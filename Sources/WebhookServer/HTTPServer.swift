@@ -24,7 +24,7 @@ import Foundation
 /// `maxBodyBytes`: a larger declared `Content-Length` gets 413 before the body is read, and a
 /// chunked upload that grows past the limit is read to its end, discarded, and answered 413.
 ///
-/// `@unchecked Sendable`: the daemon pointer is guarded by a lock, everything else is immutable.
+/// `@unchecked Sendable`: everything is immutable; the daemon pointer is `RunningDaemon`'s, behind its lock.
 public final class HTTPServer: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Where to listen (`127.0.0.1:8080`, `[::]:8080`, ...; see `ListenAddress`), or a Unix
@@ -153,11 +153,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The socket file of a `unix:PATH` listen value, removed when the server stops.
     public let socketPath: String?
 
-    private let context: ServerContext
-    /// Held for the whole of `stop()`, so concurrent callers wait for the one stopping.
-    private let lock = NSLock()
-    /// Nil once stopped.
-    private var daemon: OpaquePointer?
+    /// The daemon and its context; what a stop handed to another thread holds (see `RunningDaemon`).
+    private let running: RunningDaemon
+    private var context: ServerContext { running.context }
 
     /// Starts listening at once; requests reach `handler` on libmicrohttpd's threads until `stop()`,
     /// and its answer is sent when it returns. For handlers that answer at once.
@@ -229,8 +227,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.address = address
         self.socketPath = socketPath
-        self.context = context
-        self.daemon = started
+        self.running = RunningDaemon(daemon: started, context: context, socketPath: socketPath)
         self.port = Self.boundPort(started)
         context.deadlines.start()
     }
@@ -257,13 +254,14 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Whether the server still runs: false once a stop has finished (a stop under way holds the
     /// lock, so this waits for it).
-    var isRunning: Bool { lock.withLock { daemon != nil } }
+    var isRunning: Bool { running.isRunning }
 
     /// Stops the server; safe to call more than once and from any thread. A call made while another
     /// is stopping the server waits for it; later calls return at once. Called from inside the
-    /// handler (an owner's `deinit` run there because the handler held its last reference), it
-    /// returns at once and the stop runs on another thread: stopping joins libmicrohttpd's threads,
-    /// the handler runs on one of them, and libmicrohttpd aborts a daemon stopped from its own thread.
+    /// handler (an owner's `deinit`, or this server's, run there because the handler held the last
+    /// reference), it returns at once and the stop runs on another thread: stopping joins
+    /// libmicrohttpd's threads, the handler runs on one of them, and libmicrohttpd aborts a daemon
+    /// stopped from its own thread. That thread holds the `RunningDaemon`, never the server.
     ///
     /// First stops accepting (`MHD_quiesce_daemon`), then, for up to `drainTimeout` seconds,
     /// lets requests already begun finish — being handled, or still being received, which
@@ -273,44 +271,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// remaining connections and the listening socket. New connections fail once it returns; during the
     /// drain they wait in the kernel backlog and are reset when the socket closes.
     public func stop(drainTimeout: Double = 0, answerTimeout: Double = 10) {
-        if HandlerThread.isRunning(for: context) {
-            DispatchQueue.global().async { self.stop(drainTimeout: drainTimeout, answerTimeout: answerTimeout) }
-            return
-        }
-        lock.withLock {
-            guard let stopping = daemon else { return }
-            // Returns the listening socket, which libmicrohttpd then leaves to us to close, after
-            // MHD_stop_daemon (its threads may still look at it until then).
-            let listenSocket = MHD_quiesce_daemon(stopping)
-            let deadline = Date().addingTimeInterval(drainTimeout)
-            while context.liveRequestStates > 0 && Date() < deadline {
-                usleep(10_000)
-            }
-            // Requests already with the handler get their answer written (a delivery whose commit
-            // is under way is answered), within `answerTimeout`.
-            let answerDeadline = Date().addingTimeInterval(answerTimeout)
-            while context.handedRequests > 0 && Date() < answerDeadline {
-                usleep(5_000)
-            }
-            // Past it, whatever still waits is told 503 (the sender can retry) and resumed, since
-            // libmicrohttpd must not stop with a suspended connection; a late answer is ignored.
-            let unanswered = context.answerAll(
-                .json(503, ["error": "shutting_down", "detail": "the server stopped before this request was answered"]))
-            if unanswered > 0 {
-                let flushDeadline = Date().addingTimeInterval(1)
-                while context.handedRequests > 0 && Date() < flushDeadline {
-                    usleep(5_000)
-                }
-            }
-            MHD_stop_daemon(stopping)
-            // Last: during the drain above it still cuts requests past their deadline.
-            context.deadlines.stop()
-            if listenSocket >= 0 {
-                close(listenSocket)
-            }
-            if let socketPath { unlink(socketPath) }
-            daemon = nil
-        }
+        running.stop(drainTimeout: drainTimeout, answerTimeout: answerTimeout)
     }
 
     /// The bound port from libmicrohttpd, or from the socket itself if libmicrohttpd cannot say.

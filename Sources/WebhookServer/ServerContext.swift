@@ -3,9 +3,9 @@ import Foundation
 /// What every libmicrohttpd callback of one daemon shares: the handler, the limits, the count of
 /// live per-request states and the requests waiting for their handler's answer.
 ///
-/// The server keeps it alive for as long as the daemon runs and hands libmicrohttpd an unretained
-/// pointer to it; `HTTPServer.stop()` joins libmicrohttpd's threads before the server can let go
-/// of it, so no callback can outlive it.
+/// `RunningDaemon` keeps it alive for as long as the daemon runs and hands libmicrohttpd an
+/// unretained pointer to it; its stop joins libmicrohttpd's threads before it can let go of it, so
+/// no callback can outlive it, even when the server itself is released on one of those threads.
 final class ServerContext: @unchecked Sendable {
     /// Called on libmicrohttpd's threads, once per complete request that passed the body limit;
     /// answers through the responder, then or later.

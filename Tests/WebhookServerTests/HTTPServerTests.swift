@@ -547,6 +547,44 @@ struct HTTPServerTests {
         #expect(server.requestsInFlight == 0)
     }
 
+    @Test("a server whose last reference goes in its own handler stops after the answer, without touching itself freed")
+    func releasedInsideHandler() throws {
+        // The server's deinit runs on the handler's thread, where the stop cannot join; the stop it
+        // hands to another thread once escaped the deinitialising server itself, a use after free
+        // (AddressSanitizer's heap-use-after-free; without it, a crash later somewhere else).
+        final class Box: @unchecked Sendable {
+            let lock = NSLock()
+            var server: HTTPServer?
+            func take() -> HTTPServer? {
+                lock.withLock {
+                    let taken = server
+                    server = nil
+                    return taken
+                }
+            }
+        }
+        let box = Box()
+        var port = 0
+        do {
+            let server = try makeServer { _ in
+                // The last reference, dropped here on libmicrohttpd's thread.
+                _ = box.take()
+                return .json(200, ["released": true])
+            }
+            port = server.port
+            box.lock.withLock { box.server = server }
+        }
+        #expect(try RawHTTPClient.request(port: port).status == 200)
+        // Stopped once the answer is out: the port refuses connections.
+        let deadline = Date().addingTimeInterval(10)
+        var refused = false
+        while !refused && Date() < deadline {
+            refused = (try? RawHTTPClient.request(port: port)) == nil
+            if !refused { usleep(20_000) }
+        }
+        #expect(refused, "the server released inside its handler still takes connections")
+    }
+
     @Test("stop(drainTimeout:) lets a request in its handler finish")
     func stopDrains() throws {
         let entered = DispatchSemaphore(value: 0)
