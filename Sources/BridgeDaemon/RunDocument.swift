@@ -44,9 +44,6 @@ public enum RunDocument {
         return .array(documents)
     }
 
-    /// One attempt: its jobs, the step plan, the card's desired and acknowledged content (only
-    /// while the attempt holds the card: otherwise they describe another run), its deliveries and
-    /// the requests made for it.
     /// How the push budget drew the run: its level (null: no card) and why.
     static func decision(_ decision: CardDecision) -> JSONValue {
         [
@@ -72,6 +69,11 @@ public enum RunDocument {
         ]
     }
 
+    /// One attempt: its jobs, the step plan, the card's desired and acknowledged content (only
+    /// while the attempt holds the card: otherwise they describe another run), its deliveries and
+    /// the requests made for it.
+    /// `fork` is the head repository's `owner/name` when the commit comes from a fork (whose author
+    /// chose `branch`), null otherwise.
     public static func attempt(
         _ stored: StoredRun, plan: StepPlan, ownsActivity: Bool, phase: ActivitySession.Phase?, desired: JSONValue?,
         acknowledged: JSONValue?, pushes: [RequestRecord], deliveries: [DeliveryRecord], alerts: [AlertRecord] = [],
@@ -85,6 +87,7 @@ public enum RunDocument {
             "attempt": .number(Double(state.key.attempt)),
             "workflow": state.workflowName.map { .string($0) } ?? .null,
             "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
+            "fork": state.origin.forkName.map { .string($0) } ?? .null,
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsActivity),
             "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,

@@ -169,7 +169,8 @@ enum RunsCommand {
         let safe = TerminalText.sanitized
         let state = stored.state
         var text = "\(safe(state.key.repository)) run \(state.key.runID) attempt \(state.key.attempt)"
-        text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))\n"
+        text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))"
+        text += (state.origin.forkName.map { " from \(safe($0))" } ?? "") + "\n"
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
         text += "card: \(safe(stored.slug))" + (ownsActivity ? " (this run holds it)" : " (not held by this run now)")
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }

@@ -69,6 +69,19 @@ struct CLIControlCharacterTests {
             let found = Self.problems(in: Array(result.stdout.utf8)) + Self.problems(in: Array(result.stderr.utf8))
             #expect(found.isEmpty, "\(command): \(found.prefix(8)) in \(result.stdout.debugDescription.prefix(600))")
             if result.stdout.contains("\\u{1B}") { escapes += 1 }
+            if command.first == "runs", command.count >= 3, command[1] == "show",
+                let runID = Int(command[2]),
+                let index = HostileInput.strings.indices.first(where: {
+                    HostileInput.activeRun($0) == runID
+                })
+            {
+                // The fork's run names the fork beside the branch, in its first line (the card drawn
+                // below says it too, in its subtitle).
+                let firstLine = result.stdout.prefix { $0 != "\n" }
+                #expect(
+                    firstLine.contains(" from \(HostileInput.marker(index))-fork/"),
+                    "runs show \(runID) does not name its fork: \(result.stdout.prefix(300))")
+            }
         }
         // The controls did reach the output, made visible.
         #expect(escapes > 0, "no command printed the hostile names' ESC as \\u{1B}")

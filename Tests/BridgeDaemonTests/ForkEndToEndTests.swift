@@ -95,6 +95,11 @@ struct ForkEndToEndTests {
         let explained = try Self.sentences(bridge, runID: 1)
         #expect(explained.first?.contains("(Deploy prod on main from mallory/rocket)") == true, "\(explained)")
         #expect(explained.contains { $0.contains("gets no button that acts on GitHub") })
+        let database = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        let documents = try #require(try RunDocument.json(database: database, runID: 1)?.arrayValue)
+        #expect(documents.first?["fork"] == "mallory/rocket", "runs show --json names the fork")
+        let own = try #require(try RunDocument.json(database: database, runID: 2)?.arrayValue)
+        #expect(own.first?["fork"] == .null, "the repository's own run is no fork")
         #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
         await bridge.daemon.shutdown()
     }

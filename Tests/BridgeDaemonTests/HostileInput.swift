@@ -34,9 +34,13 @@ enum HostileInput {
     }
 
     /// Run ids: `completedRun` finishes (its card ends), `activeRun` stays in progress with a pull
-    /// request, so the page draws both a live and an ended card for each string.
+    /// request from a fork, so the page draws both a live and an ended card for each string.
     static func completedRun(_ index: Int) -> Int { 700 + index }
     static func activeRun(_ index: Int) -> Int { 800 + index }
+
+    /// The running run comes from a fork whose name is the string (GitHub's names are plain, but
+    /// the name is the payload's word): the page and the CLI print it beside the branch.
+    static func forkName(_ index: Int) -> String { "\(marker(index))-fork/\(strings[index].text)" }
 
     /// Every delivery for every string: a finished run and a running one, each in its own
     /// repository (so each owns its card), plus a `workflow_job` delivery with the string as its
@@ -62,7 +66,8 @@ enum HostileInput {
                                 displayTitle: hostile, path: ".github/workflows/\(hostile).yml", headBranch: hostile,
                                 headSHA: hostile, event: "pull_request", status: status, conclusion: conclusion,
                                 htmlURL: hostile, runStartedAt: start, createdAt: start, updatedAt: start + offset,
-                                pullRequests: active ? [PullRequestReference(number: 5)] : []),
+                                pullRequests: active ? [PullRequestReference(number: 5)] : [],
+                                headRepository: active ? forkName(index) : nil),
                             repository: repository))
                 }
                 let job = {

@@ -32,6 +32,10 @@ struct StatusPageInjectionTests {
                 #expect(
                     page.contains(HostileInput.marker(index)),
                     "\(HostileInput.strings[index].label) never reached the page")
+                // The fork's name is shown beside the branch its author chose.
+                #expect(
+                    page.contains("<dt>From</dt><dd><code>\(HostileInput.marker(index))-fork/"),
+                    "the fork of \(HostileInput.strings[index].label) is not named on the page")
             }
 
             // The same through the snapshot and the renderer, with every run and its cards.

@@ -89,6 +89,10 @@ public enum StatusPage {
         if let number = run.runNumber { html += " <span class=\"number\">#\(number)</span>" }
         html += "</h3>" + badge(run) + "</div><dl class=\"meta\">"
         html += "<div><dt>Branch</dt><dd><code>\(Markup.escaped(run.branch ?? "–"))</code></dd></div>"
+        if let fork = run.fork {
+            // The fork's author chose the branch's name: say whose branch it is, beside it.
+            html += "<div class=\"fork\"><dt>From</dt><dd><code>\(Markup.escaped(fork))</code></dd></div>"
+        }
         html += "<div><dt>Attempt</dt><dd>\(key.attempt)</dd></div>"
         html += "<div><dt>Run id</dt><dd>\(key.runID)</dd></div>"
         html += "<div><dt>Card</dt><dd><code>\(Markup.escaped(run.slug))</code>"

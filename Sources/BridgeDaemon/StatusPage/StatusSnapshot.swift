@@ -56,6 +56,9 @@ public struct StatusSnapshot: Sendable {
         public var target: ActivityTarget?
         /// Whether the run had one of its person's ongoing cards, a summary entry, or was preempted.
         public var placement: CardPlacement?
+        /// The run's commit comes from a fork: its `owner/name`, as the payload spelt it (the page
+        /// escapes it); nil for the repository's own runs and those not known yet.
+        public var fork: String?
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
@@ -176,6 +179,7 @@ public struct StatusSnapshot: Sendable {
                     alerts: try database.alerts(repository: key.repository, runID: key.runID).filter { $0.run == key },
                     target: session?.identity.target))
             runs[runs.count - 1].placement = stored?.state.placement
+            runs[runs.count - 1].fork = stored?.state.origin.forkName
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedRequestsPerDay(since: period.start).map {
