@@ -76,13 +76,17 @@ public final class FakePushWardServer: @unchecked Sendable {
     /// Starts listening on `127.0.0.1:port` (0: any free port), with an unlimited quota and the
     /// documented limits. Every request it receives goes as a JSON line to a file under
     /// `requestLog` (by default the directory `PUSHWARD_FAKE_REQUEST_LOG` names, which `make test`
-    /// sets; nil: none), where `file` and `line` name the test that made it.
+    /// sets; nil: none), where `file` and `line` name the test that made it. `clock` is the time
+    /// every request is judged at (the minute's window, TTLs, ended_at): a test of one limit can
+    /// hold it, so a loaded machine cannot slide the window under it.
     public init(
         apiKey: String = "hlk_test", port: Int = 0,
         requestLog: String? = ProcessInfo.processInfo.environment[FakeRequestLog.variable],
+        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 },
         file: String = #fileID, line: Int = #line
     ) throws {
         self.apiKey = apiKey
+        self.clock = clock
         self.requestLog = requestLog.flatMap { FakeRequestLog(directory: $0, origin: "\(file):\(line)") }
         try start(port: port)
     }
@@ -97,6 +101,9 @@ public final class FakePushWardServer: @unchecked Sendable {
     }
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The time requests are judged at (see `init`).
+    private let clock: @Sendable () -> UnixTime
 
     /// Starts (again) on the same port after `stop()`: PushWard "comes back".
     public func start(port requested: Int? = nil) throws {
@@ -277,7 +284,7 @@ public final class FakePushWardServer: @unchecked Sendable {
     }
 
     private func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let now = Date().timeIntervalSince1970
+        let now = clock()
         lock.lock()
         let index = received.count
         let rule = faultRule
@@ -666,7 +673,7 @@ public final class FakePushWardServer: @unchecked Sendable {
     /// `ongoing` starts it (and may evict), otherwise it is ended, as a finished one lingers.
     public func insertForeignActivity(_ slug: String, name: String = "Other", priority: Int = 0, ongoing: Bool = false)
     {
-        let now = Date().timeIntervalSince1970
+        let now = clock()
         lock.lock()
         defer { lock.unlock() }
         var scratch = state
