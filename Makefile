@@ -99,6 +99,9 @@ check-requests:
 # checked-in file passed as suppressions=..., with the frames that prove it; a report with a frame
 # of this project is fixed, never suppressed. TSan needs none; ASan's one is a known Foundation
 # over-read (Tests/asan-suppressions.txt).
+# Swift's backtracer is off under a sanitizer: on a crash the sanitizer writes the report (the
+# faulting access, and what freed or owned the memory), while the backtracer reading the dead
+# process's memory trips ASan itself, loses the cause, and leaves `swift test` waiting.
 SANITIZE_TSAN_OPTIONS = halt_on_error=0
 SANITIZE_ASAN_OPTIONS = detect_leaks=0 suppressions=$(CURDIR)/Tests/asan-suppressions.txt
 sanitize: test-deps
@@ -112,7 +115,7 @@ sanitize-suite:
 	$(SWIFT) build --build-tests --sanitize=$(SANITIZER) --scratch-path $(SCRATCH)
 	@reports="$(CURDIR)/$(SCRATCH)/sanitizer-reports"; rm -rf "$$reports"; mkdir -p "$$reports"; \
 	start=$$(date +%s); status=0; \
-	env $(OPTIONS_VARIABLE)="$(OPTIONS) log_path=$$reports/report" \
+	env $(OPTIONS_VARIABLE)="$(OPTIONS) log_path=$$reports/report" SWIFT_BACKTRACE=enable=no \
 		$(SWIFT) test --skip-build --sanitize=$(SANITIZER) --scratch-path $(SCRATCH) || status=$$?; \
 	echo "$(SANITIZER) sanitizer: the suite took $$(( $$(date +%s) - start )) s, exit status $$status"; \
 	if [ -n "$$(ls -A "$$reports")" ]; then \
