@@ -69,8 +69,7 @@ struct CLIControlCharacterTests {
             let found = Self.problems(in: Array(result.stdout.utf8)) + Self.problems(in: Array(result.stderr.utf8))
             #expect(found.isEmpty, "\(command): \(found.prefix(8)) in \(result.stdout.debugDescription.prefix(600))")
             if result.stdout.contains("\\u{1B}") { escapes += 1 }
-            if command.first == "runs", command.count >= 3, command[1] == "show",
-                let runID = Int(command[2]),
+            if command.starts(with: ["runs", "show"]), let runID = Int(command[2]),
                 let index = HostileInput.strings.indices.first(where: {
                     HostileInput.activeRun($0) == runID
                 })
