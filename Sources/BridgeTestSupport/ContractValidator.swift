@@ -419,7 +419,7 @@ public enum ContractValidator {
     /// ≤ 2048 characters, no whitespace or control characters, a host, and for `httpsOnly` no
     /// user:password part (the device downloads images, so credentials would leak to it).
     static func urlProblem(_ text: String, httpsOnly: Bool) -> String? {
-        if text.count > 2048 { return "must be at most 2048 characters" }
+        if text.unicodeScalars.count > 2048 { return "must be at most 2048 characters" }
         let forbidden = text.unicodeScalars.contains {
             $0.properties.isWhitespace || $0.properties.generalCategory == .control
         }
@@ -473,7 +473,8 @@ private struct Checker {
     }
 
     /// The string in `value`; nil (with a violation) when it is not a string or is longer than
-    /// `maxCharacters` Characters, and nil without one when the optional field is absent.
+    /// `maxCharacters` runes (Unicode scalars, as PushWard and its OpenAPI `maxLength`s count,
+    /// not Swift's grapheme clusters), and nil without one when the optional field is absent.
     @discardableResult
     mutating func string(
         _ value: JSONValue?, _ field: String, maxCharacters: Int?, required: Bool = false
@@ -486,7 +487,7 @@ private struct Checker {
             fail(field, "must be a string")
             return nil
         }
-        if let maxCharacters, text.count > maxCharacters {
+        if let maxCharacters, text.unicodeScalars.count > maxCharacters {
             fail(field, "must be at most \(maxCharacters) characters")
             return nil
         }

@@ -199,11 +199,11 @@ struct AlertTests {
 
     @Test("clamping keeps whole characters and marks the cut")
     func clamping() {
-        #expect(AlertContent.clamped("short", to: 10) == "short")
-        #expect(AlertContent.clamped("abcdefghijk", to: 5) == "abcd…")
+        #expect(CardText.clamp("short", to: 10) == "short")
+        #expect(CardText.clamp("abcdefghijk", to: 5) == "abcd…")
         // A flag is two scalars: it fits whole or not at all.
-        #expect(AlertContent.clamped("ab🇫🇷cd", to: 4) == "ab…")
-        #expect(AlertContent.clamped("ab🇫🇷cd", to: 5) == "ab🇫🇷…")
+        #expect(CardText.clamp("ab🇫🇷cd", to: 4) == "ab…")
+        #expect(CardText.clamp("ab🇫🇷cd", to: 5) == "ab🇫🇷…")
     }
 
     @Test("after each answer: sent, back off, drop the link, pause for quota or key, give up on a refusal")

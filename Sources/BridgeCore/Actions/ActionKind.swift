@@ -27,7 +27,7 @@ public enum ActionKind: String, Sendable, Hashable, Codable, CaseIterable, Compa
     /// What the card says once the action was asked of GitHub: "Re-run requested by mona", or
     /// "… from a phone" when routing does not know who holds the phone.
     public func requested(by person: String?) -> String {
-        let who = person.map { "by " + AlertContent.plain($0) } ?? "from a phone"
+        let who = person.map { "by " + CardText.plain($0) } ?? "from a phone"
         switch self {
         case .rerun: return "Re-run requested \(who)"
         case .cancel: return "Cancel requested \(who)"

@@ -1,10 +1,12 @@
 /// Turns a run's step plan into steps-template content: the pure heart of what phones show.
 ///
 /// Everything it produces is within the contract: arrays exactly `total_steps` long, rows 1–10,
-/// labels ≤ 32 characters, strings within their limits.
+/// labels ≤ 32 runes, strings within their limits counted as PushWard counts them (`CardText`).
 public struct ActivityContentBuilder: Sendable {
     public static let labelLimit = 32
     static let textLimit = 256
+    /// A tap action's `title`.
+    static let titleLimit = 64
     static let liveAccent = "blue"
 
     public var settings: ActivitySettings
@@ -96,11 +98,15 @@ public struct ActivityContentBuilder: Sendable {
         let runURL = run.runURL
         if LinkURL.isAcceptable(runURL) {
             content["url"] = .string(runURL)
-            content["url_action"] = ["url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: 64))]
+            content["url_action"] = [
+                "url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: Self.titleLimit)),
+            ]
         }
         if let secondary = run.secondaryURL, LinkURL.isAcceptable(secondary.url) {
             content["secondary_url"] = .string(secondary.url)
-            content["secondary_url_action"] = ["url": .string(secondary.url), "title": .string(secondary.title)]
+            content["secondary_url_action"] = [
+                "url": .string(secondary.url), "title": .string(Self.clip(secondary.title, to: Self.titleLimit)),
+            ]
         }
         if let actions, let kind = Self.button(for: run, isEnd: isEnd, offers: offers, note: note) {
             // The secondary button acts; the legacy `secondary_url` keeps the link for older apps.
@@ -193,11 +199,12 @@ public struct ActivityContentBuilder: Sendable {
         return padded(weights, to: plan.totalSteps, with: max(1, mean.rounded()))
     }
 
-    /// A label within the contract's 32 characters, cut with `…`.
+    /// A label within the contract's 32 runes, cut with `…` (`CardText`).
     static func label(_ name: String) -> String { clip(name, to: labelLimit) }
 
+    /// Every text of a card: made plain and cut to `limit` Unicode scalars (`CardText.fitted`).
     static func clip(_ text: String, to limit: Int) -> String {
-        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+        CardText.fitted(text, to: limit)
     }
 
     static func capitalized(_ text: String) -> String {

@@ -20,8 +20,8 @@ public enum AlertContent {
         for reason: AlertReason, state: RunState, level: AlertRule.Level, target: ActivityTarget? = nil,
         actions: [JSONValue] = []
     ) -> JSONValue {
-        let repository = plain(state.key.repository)
-        let workflow = plain(state.workflowName ?? "workflow")
+        let repository = CardText.plain(state.key.repository)
+        let workflow = CardText.plain(state.workflowName ?? "workflow")
         let plan = StepPlanner.plan(for: state)
         var lines: [String] = []
         var url = state.runURL
@@ -32,8 +32,8 @@ public enum AlertContent {
             title = "\(repository) · \(workflow) \(verb)"
             if let group = plan.firstFailedGroup {
                 let job = group.jobs.first(where: \.failed)
-                var line = "\(plain(ActivityContentBuilder.label(group.name))) failed"
-                if let step = job?.failedStep { line += " at “\(plain(step))”" }
+                var line = "\(CardText.plain(ActivityContentBuilder.label(group.name))) failed"
+                if let step = job?.failedStep { line += " at “\(CardText.plain(step))”" }
                 lines.append(line)
                 if let log = job?.htmlURL, log.count <= urlLimit { url = log }
             }
@@ -43,26 +43,26 @@ public enum AlertContent {
         case .waiting:
             title = "\(repository) · \(workflow) waiting for approval"
             if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first, !environment.isEmpty {
-                lines.append("Deployment to \(plain(environment)) waits for a review")
+                lines.append("Deployment to \(CardText.plain(environment)) waits for a review")
             } else {
                 lines.append("A job waits for a review")
             }
         case .actionFailed:
             let note = state.actionNote
             title = "\(repository) · \(workflow): \((note?.kind.failedHeadline ?? "action failed").lowercased())"
-            lines.append(plain(note?.text ?? "GitHub refused the action"))
+            lines.append(CardText.plain(note?.text ?? "GitHub refused the action"))
         }
         let from = state.origin.fromText
         if let branch = state.headBranch {
-            lines.append("on \(plain(branch))" + (from.map { " " + $0 } ?? ""))
+            lines.append("on \(CardText.plain(branch))" + (from.map { " " + $0 } ?? ""))
         } else if let from {
             lines.append(from)
         }
-        if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(plain(commit)) }
-        if let actor = state.person { lines.append("by \(plain(actor))") }
+        if let commit = state.run?.commitTitle, !commit.isEmpty { lines.append(CardText.plain(commit)) }
+        if let actor = state.person { lines.append("by \(CardText.plain(actor))") }
         var object: [String: JSONValue] = [
-            "title": .string(clamped(title, to: titleLimit)),
-            "body": .string(clamped(lines.joined(separator: "\n"), to: bodyLimit)),
+            "title": .string(CardText.clamp(title, to: titleLimit)),
+            "body": .string(CardText.clamp(lines.joined(separator: "\n"), to: bodyLimit)),
             "level": .string(level.rawValue),
             "thread_id": .string(threadID(repository: state.key.repository, workflow: state.workflowName)),
             "collapse_id": .string(collapseID(for: state)),
@@ -97,35 +97,5 @@ public enum AlertContent {
             state.origin == .unknown
             ? ":run:\(state.key.runID):\(state.key.attempt)" : state.historyBranch
         return collapseID(repository: state.key.repository, workflow: state.workflowName, branch: branch)
-    }
-
-    /// `text` with control characters as spaces and bidirectional controls removed.
-    public static func plain(_ text: String) -> String {
-        var scalars = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C:
-                continue
-            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029:
-                scalars.append(" ")
-            default:
-                scalars.append(scalar)
-            }
-        }
-        return String(scalars)
-    }
-
-    /// At most `limit` Unicode scalars, cut before a whole character and ended with "…" when cut.
-    public static func clamped(_ text: String, to limit: Int) -> String {
-        guard text.unicodeScalars.count > limit else { return text }
-        var kept = ""
-        var count = 0
-        for character in text {
-            let size = character.unicodeScalars.count
-            guard count + size <= limit - 1 else { break }
-            kept.append(character)
-            count += size
-        }
-        return kept + "…"
     }
 }

@@ -95,7 +95,7 @@ extension BridgeEngine {
         guard let state = runBook[key] else { return }
         // GitHub's message and a person's name reach a card and a notification: one line, no bidi.
         runBook.record(
-            ActionNote(kind: kind, text: AlertContent.plain(text), failed: failed, at: max(now, state.lastChangeAt)),
+            ActionNote(kind: kind, text: CardText.plain(text), failed: failed, at: max(now, state.lastChangeAt)),
             for: key, changes: &changes)
         if let slug = runBook.slugs[key] {
             cardBook.markDirty(slug)

@@ -47,6 +47,6 @@ public enum RunOrigin: Sendable, Hashable {
     /// cut to `nameLimit`; nil otherwise. Every surface that names a fork uses this text.
     public var fromText: String? {
         guard let name = forkName else { return nil }
-        return "from " + AlertContent.clamped(AlertContent.plain(name), to: Self.nameLimit)
+        return "from " + CardText.fitted(name, to: Self.nameLimit)
     }
 }

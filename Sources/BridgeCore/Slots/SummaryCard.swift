@@ -61,7 +61,7 @@ public enum SummaryCard {
         // Repository and workflow names are whoever pushed them: one plain line, within the limit.
         // Clamped by Unicode scalars, as PushWard counts (an emoji with a skin tone is several).
         content["state"] = .string(
-            AlertContent.clamped("Newest: " + AlertContent.plain(name), to: ActivityContentBuilder.textLimit))
+            CardText.fitted("Newest: " + name, to: ActivityContentBuilder.textLimit))
         let fractions = entries.map { StepPlanner.plan(for: $0.state).liveJobFraction }
         content["progress"] = .number(ActivityContentBuilder.rounded(fractions.reduce(0, +) / Double(fractions.count)))
         content["accent_color"] = .string(failing > 0 ? StepPalette.failed : waiting > 0 ? "orange" : "blue")

@@ -90,6 +90,6 @@ public enum WidgetContent {
     }
 
     static func text(_ value: String, _ limit: Int) -> String {
-        AlertContent.clamped(AlertContent.plain(value), to: limit)
+        CardText.fitted(value, to: limit)
     }
 }
