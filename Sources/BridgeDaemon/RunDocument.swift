@@ -88,6 +88,7 @@ public enum RunDocument {
             "workflow": state.workflowName.map { .string($0) } ?? .null,
             "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
             "fork": state.origin.forkName.map { .string($0) } ?? .null,
+            "held_for_approval": .bool(state.isHeldForApproval),
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsActivity),
             "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,

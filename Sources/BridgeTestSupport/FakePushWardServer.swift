@@ -157,6 +157,13 @@ public final class FakePushWardServer: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// Refuses the next PATCH that sets `field` in its content, once (`InMemoryPushWard.refuseOnce`).
+    public func refuseOnce(field: String) {
+        lock.lock()
+        state.refuseOnce(field: field)
+        lock.unlock()
+    }
+
     /// Sets the limits the fake enforces (the documented ones until then). The rate limit's count
     /// starts again.
     public func setLimits(_ limits: FakeLimits) {

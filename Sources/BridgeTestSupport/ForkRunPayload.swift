@@ -41,8 +41,11 @@ public struct ForkRunPayload: Sendable {
             var base = payload["repository"] as? [String: Any],
             var head = run["head_repository"] as? [String: Any]
         else { throw CocoaError(.coderReadCorrupt) }
+        // A run held for a maintainer's approval is `completed` with `action_required` in every
+        // delivery, `requested` included (`corpus/workflow_run.octokit.requested-action_required.json`).
         let status =
             switch action {
+            case _ where conclusion == "action_required": "completed"
             case "completed": "completed"
             case "in_progress": "in_progress"
             default: "queued"

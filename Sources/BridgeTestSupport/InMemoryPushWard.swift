@@ -61,6 +61,16 @@ public struct InMemoryPushWard: Sendable {
     /// Whose key the requests carry: it decides who a "person" is for the ongoing cap.
     public var keyKind = FakeKeyKind.personal
     private var minted = 0
+    /// Content fields the next PATCH carrying a value for them is refused for, once each
+    /// (`refuseOnce`).
+    private var refusedOnce: Set<String> = []
+
+    /// Refuses the next PATCH that sets `field` in its content with `422 activity.content_invalid`
+    /// naming the field, as PushWard refuses a value it will not take; later ones are judged as
+    /// usual. For tests of a refusal the bridge must not repeat.
+    public mutating func refuseOnce(field: String) {
+        refusedOnce.insert(field)
+    }
 
     /// The person a personal key's activities all count against.
     public static let accountPerson = "account"
@@ -162,6 +172,12 @@ public struct InMemoryPushWard: Sendable {
         guard violations.isEmpty else {
             return Entry(
                 request: request, at: now, status: 422, violations: violations, code: "activity.content_invalid")
+        }
+        if let content = request.body["content"]?.objectValue,
+            let field = refusedOnce.sorted().first(where: { content[$0].map { !$0.isNull } ?? false })
+        {
+            refusedOnce.remove(field)
+            return refuse(422, "activity.content_invalid", "content." + field, "refused once by the test")
         }
         let applied = PushWardActivityModel.applyPatch(request.body, to: stored, at: now)
         activities[request.slug] = applied

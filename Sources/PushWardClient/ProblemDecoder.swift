@@ -25,6 +25,8 @@ public enum ProblemDecoder {
         if let reset = object["reset_at"] {
             problem.resetAt = reset.doubleValue ?? reset.stringValue.flatMap(parseTimestamp)
         }
+        let locations = (object["errors"]?.arrayValue ?? []).compactMap { $0["location"]?.stringValue }
+        if !locations.isEmpty { problem.fieldLocations = locations }
         // Only a quota refusal's: another problem may use these generic names for something else.
         if problem.code == "quota.exceeded" {
             problem.quotaKind = object["kind"]?.stringValue

@@ -51,10 +51,12 @@ enum ExplainCommand {
         // The settings the run was drawn with: what the held changes are worked out against, so
         // with --database alone (no configuration to read) the defaults stand in for them.
         var settings = ActivitySettings()
+        var filter = DeliveryFilter()
         if parsed.options["database"] == nil || parsed.options["config"] != nil,
             case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
         {
             settings = configuration.engineSettings
+            filter = configuration.filter
         }
         return RunsCommand.withDatabase(parsed) { database in
             let attempts = try database.runAttempts(runID: runID)
@@ -76,7 +78,8 @@ enum ExplainCommand {
                             repository: stored.state.key.repository, runID: stored.state.key.runID),
                         recovered: try database.recoveryRequests(deliveries.map(\.id)),
                         actions: try database.actions(
-                            repository: stored.state.key.repository, runID: stored.state.key.runID)
+                            repository: stored.state.key.repository, runID: stored.state.key.runID),
+                        filter: filter
                     ))
                 // Right after the sentence that names the run: what follows is read knowing it.
                 if let notice = RetentionNotice.prunedDeliveries(

@@ -49,14 +49,17 @@ enum RunsCommand {
                 return CLI.usage("runs show needs one RUN_ID (a number)", help: help)
             }
             var settings = ActivitySettings()
+            var filter = DeliveryFilter()
             if parsed.options["database"] == nil,
                 case .success(let configuration) = CLI.effectiveConfiguration(path: parsed.options["config"])
             {
                 settings = configuration.activity
+                filter = configuration.filter
             }
             let environment = ProcessInfo.processInfo.environment
             let colored = !parsed.flags.contains("no-color") && environment["NO_COLOR"] == nil && isatty(1) == 1
-            let options = TextOptions(colored: colored, now: Date().timeIntervalSince1970, settings: settings)
+            let options = TextOptions(
+                colored: colored, now: Date().timeIntervalSince1970, settings: settings, filter: filter)
             return withDatabase(parsed) { database in
                 try show(database, runID: runID, json: parsed.flags.contains("json"), options: options)
             }
@@ -182,6 +185,9 @@ enum RunsCommand {
         if let decision = state.cardDecision {
             text += "\nbudget: \(decision.level?.rawValue ?? "no card") — \(safe(decision.reason))"
         }
+        if let withheld = CardWithholding.of(state, filter: options.filter) {
+            text += "\nno card: " + safe(withheld.reason)
+        }
         text += "\n\n"
 
         // What the phones show: the content this run's acknowledged requests left.
@@ -194,6 +200,9 @@ enum RunsCommand {
         if let session, ownsActivity {
             if let problem = session.lastProblem {
                 text += "\nlast PushWard problem (\(DatabaseAccess.time(session.lastProblemAt))): \(safe(problem))\n"
+            }
+            for (field, problem) in (session.droppedFields ?? [:]).sorted(by: { $0.key < $1.key }) {
+                text += "dropped after a refusal: \(safe(field)) (\(safe(problem)))\n"
             }
             for timer in pendingTimers(state, session: session, options: options) { text += "pending: \(timer)\n" }
         }
@@ -242,6 +251,8 @@ enum RunsCommand {
         var colored: Bool
         var now: UnixTime
         var settings: ActivitySettings
+        /// The filters, for whether a fork's run is withheld from the phone (`filters.forks`).
+        var filter = DeliveryFilter()
     }
 
     /// What the card waits for: a retry, the end frame, the end.

@@ -32,6 +32,7 @@ struct ActivitySessionRoundTripTests {
             "content": .object(["progress": .number(1.5), "x": .array([.null, .bool(false)])])
         ])
         session.needsFullFrame = true
+        session.droppedFields = ["step_labels": "422 activity.content_invalid: \"quoted\"", "icon": "422 x"]
         session.lastProblem = "422: content.progress: must be ≤ 1 \"quoted\"\t"
         session.lastProblemAt = 1_700_000_299.875
         session.pendingSince = 1_700_000_298.25

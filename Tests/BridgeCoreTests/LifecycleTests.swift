@@ -101,7 +101,7 @@ struct LifecycleTests {
         #expect(stored.content["accent_color"] == .string(accent))
     }
 
-    @Test("a run awaiting approval (requested, completed, action_required) ends orange")
+    @Test("a run awaiting approval (requested, completed, action_required) draws no card until it starts")
     func approvalRun() throws {
         let harness = played(
             [script.run("requested", at: 0, conclusion: "action_required")].map { event in
@@ -110,8 +110,8 @@ struct LifecycleTests {
                 return .workflowRun(delivery)
             })
         #expect(harness.violations.isEmpty)
-        #expect(harness.stored()?.content["state"] == "Needs approval")
-        #expect(harness.stored()?.content["accent_color"] == "orange")
+        #expect(harness.sent.isEmpty, "held for approval: nothing ran, nothing is paid for (CardWithholdingTests)")
+        #expect(harness.engine.runs.values.first?.isHeldForApproval == true)
     }
 
     @Test("a job waiting for an environment says so")

@@ -25,6 +25,17 @@ struct ProblemDecoderTests {
         #expect(problem == PushWardProblem(status: 429, code: "rate_limited", detail: "slow down", retryAfter: 1.5))
     }
 
+    @Test("a validation problem's errors[].location are kept: the refused field (RefusedField)")
+    func fieldLocations() {
+        let problem = Self.decode(
+            422,
+            #"{"status":422,"title":"Unprocessable Entity","detail":"validation failed","errors":[{"location":"body.content.step_labels[3]","message":"expected length <= 32"},{"message":"no location"}]}"#
+        )
+        #expect(problem.fieldLocations == ["body.content.step_labels[3]"])
+        #expect(
+            Self.decode(422, #"{"status":422,"detail":"progress must be between 0.0 and 1.0"}"#).fieldLocations == nil)
+    }
+
     @Test("the legacy body: {\"error\": \"…\"} is the detail, and a nested error code is read")
     func legacyBody() {
         #expect(Self.decode(400, #"{"error":"slug is required"}"#).detail == "slug is required")

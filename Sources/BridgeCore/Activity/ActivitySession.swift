@@ -37,6 +37,10 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     public var rejectedBody: JSONValue?
     /// After a refusal the acknowledged content is in doubt: the next frame sets every field.
     public var needsFullFrame: Bool = false
+    /// Content fields PushWard refused (422) in this run's frames, with the problem it gave: the
+    /// next frames go without them (`RefusedField`), so the card keeps moving to its end.
+    /// `runs show` and `explain` print them. Cleared when another run takes the card.
+    public var droppedFields: [String: String]?
     /// The last problem PushWard reported for this card, for maintainers (`runs show`); kept after
     /// later successes so it can still be read.
     public var lastProblem: String?
@@ -90,6 +94,7 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         finalShownAt = nil
         rejectedBody = nil
         needsFullFrame = false
+        droppedFields = nil
         pendingSince = nil
         fidelity = nil
         // A new lifecycle: the activity is created (again) for this run, whatever became of it.

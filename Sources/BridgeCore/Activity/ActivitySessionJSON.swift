@@ -42,6 +42,13 @@ public enum ActivitySessionJSON {
             body.write(to: &out, depth: 1)
         }
         object.bool("needsFullFrame", session.needsFullFrame, &out)
+        if let dropped = session.droppedFields {
+            object.key("droppedFields", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = JSONObjectWriter()
+            for (field, problem) in dropped.sorted(by: { $0.key < $1.key }) { fields.string(field, problem, &out) }
+            out.append(UInt8(ascii: "}"))
+        }
         object.string("lastProblem", session.lastProblem, &out)
         guard object.number("lastProblemAt", session.lastProblemAt, &out),
             object.number("pendingSince", session.pendingSince, &out)

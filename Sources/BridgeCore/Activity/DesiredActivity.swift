@@ -31,6 +31,13 @@ public struct DesiredActivity: Sendable, Equatable, Codable {
 
     public var currentStep: Int? { content["current_step"]?.intValue ?? step }
 
+    /// Without the fields PushWard refused (`RefusedField`): a content field is left out, which a
+    /// full frame then clears; a refused window field takes the whole window with it.
+    public mutating func dropping(_ fields: Set<String>) {
+        for field in fields { content[field] = nil }
+        if !fields.isDisjoint(with: Reconciler.windowFields) { window = nil }
+    }
+
     /// Whether the content is the generic template's.
     public var isGeneric: Bool { content["template"] == "generic" }
 

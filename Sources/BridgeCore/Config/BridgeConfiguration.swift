@@ -303,6 +303,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             filter.workflows = try filters.rule("workflows") ?? filter.workflows
             filter.branches = try filters.rule("branches") ?? filter.branches
             filter.events = try filters.rule("events") ?? filter.events
+            filter.forks = try filters.bool("forks") ?? filter.forks
             try filters.finish()
         }
         try reader.finish()

@@ -30,6 +30,11 @@ public struct DeliveryFilter: Sendable, Equatable {
     public var branches = Rule()
     /// The run's trigger (`push`, `pull_request`, `schedule`, …).
     public var events = Rule()
+    /// Whether a fork's run draws a card and moves widgets (`filters.forks`, default true). Not a
+    /// delivery filter: the delivery is applied and alerts follow their own rules; only the card
+    /// and widgets are withheld (`CardWithholding`), since the names the other rules match are
+    /// the fork author's to choose.
+    public var forks = true
 
     public init() {}
 

@@ -27,6 +27,9 @@ public struct PushWardProblem: Sendable, Equatable, Codable {
     /// what the bridge knows of the budget without asking `GET /auth/me`; nil when not given.
     public var quotaUsed: Int?
     public var quotaLimit: Int?
+    /// The fields a `422` names, from the problem's `errors[].location` (`body.content.state`);
+    /// nil when it gave none (`RefusedField`).
+    public var fieldLocations: [String]?
 
     public init(
         status: Int, code: String? = nil, detail: String? = nil, retryAfter: Double? = nil, resetAt: UnixTime? = nil,

@@ -70,9 +70,14 @@ extension BridgeEngine {
             }
             return .targetRefused(detail: problem.summary)
         default:
+            // A content field PushWard will not take is left out of the frames that follow.
+            let dropped = planned.request.method == .patch ? RefusedField.of(problem, body: planned.request.body) : nil
             update(slug) { session in
                 session.rejectedBody = planned.request.body
                 if planned.request.method == .patch { session.needsFullFrame = session.phase == .live }
+                if let dropped, session.owner == planned.run {
+                    session.droppedFields = (session.droppedFields ?? [:]).merging([dropped: problem.summary]) { $1 }
+                }
                 session.lastProblem = problem.summary
                 session.lastProblemAt = now
             }

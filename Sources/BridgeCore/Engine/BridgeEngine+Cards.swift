@@ -20,11 +20,18 @@ extension BridgeEngine {
             while true {
                 var newest: (key: RunKey, order: (UnixTime, Int, Int))?
                 for key in runBook.contenders(of: slug) {
-                    guard let state = runBook[key] else { continue }
+                    // A run withheld now (held for approval, a fork with `forks: false`) is not let
+                    // go of: it is considered again when a delivery moves it.
+                    guard let state = runBook[key], CardWithholding.of(state, filter: configuration.filter) == nil
+                    else { continue }
                     let order = (state.attemptStartedAt, key.runID, key.attempt)
                     if newest.map({ $0.order < order }) ?? true { newest = (key, order) }
                 }
-                guard let newestKey = newest?.key, newestKey != owner, let newest = runBook[newestKey] else { break }
+                // The owner takes its card again only after it ended: a run approved after its
+                // card said "Needs approval" (`CardWithholding`).
+                guard let newestKey = newest?.key, newestKey != owner || cardBook[slug]?.phase == .ended,
+                    let newest = runBook[newestKey]
+                else { break }
                 let route = configuration.route(for: newest)
                 if route == .nobody {
                     // `routing.default: nobody` and nobody the run maps to: no card, said as a decision.
@@ -65,6 +72,12 @@ extension BridgeEngine {
         let plan = StepPlanner.plan(for: state)
         let builder = ActivityContentBuilder(settings: settings)
         let offers = configuration.offers(for: state)
+        // A run GitHub held for approval after it took its card (a queued delivery came first):
+        // the card ends saying so, and the run takes one again when it is approved.
+        if state.isHeldForApproval {
+            let end = EndAppearance.forConclusion("action_required", failedStep: nil, supersededBy: nil)
+            return builder.desired(for: state, plan: plan, end: end, actions: configuration.actions, offers: offers)
+        }
         guard let completion = state.completion, now >= completion.recognizedAt + settings.endDelay else {
             return builder.desired(for: state, plan: plan, end: nil, actions: configuration.actions, offers: offers)
         }
@@ -98,6 +111,7 @@ extension BridgeEngine {
         }
         let settings = configuration.settings
         if !desired.isFinal { cardBook.applyProgressFloor(to: &desired, slug: slug, changes: &changes) }
+        if let dropped = session.droppedFields { desired.dropping(Set(dropped.keys)) }
         let decision = slotAdjusted(
             Reconciler.decide(session: session, desired: desired, settings: settings, now: now), slug: slug)
         // A held change: coalescing and settling count from when it was first seen.
@@ -171,7 +185,9 @@ extension BridgeEngine {
         if let priority = planned.request.body["priority"]?.intValue { updated.priority = priority }
         cardBook.update(slug, changes: &changes) { $0 = updated }
         if updated.phase == .ended, let owner = updated.owner, owner != SummaryCard.owner {
-            release(owner, slug: slug)
+            // An owner approved while its "Needs approval" card ended still runs: not let go of.
+            let running = runBook[owner].map { $0.completion == nil && !$0.isHeldForApproval } ?? false
+            if !running { release(owner, slug: slug) }
             reassignActivities(slug)
         }
     }

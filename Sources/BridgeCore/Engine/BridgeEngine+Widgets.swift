@@ -3,7 +3,9 @@
 extension BridgeEngine {
     /// Points every widget that follows `key`'s run at it when it is the newest they follow.
     mutating func followWidgets(_ key: RunKey) {
-        guard !configuration.widgets.isEmpty, let state = runBook[key] else { return }
+        guard !configuration.widgets.isEmpty, let state = runBook[key],
+            CardWithholding.of(state, filter: configuration.filter) == nil
+        else { return }
         // The widget book may ask the runs while it changes: a copy (shared storage) is read.
         let runBook = runBook
         widgetBook.follow(

@@ -77,7 +77,15 @@ public struct BridgeEngine: Sendable {
             let key = RunKey(repository: delivery.repository.fullName, runID: run.id, attempt: run.runAttempt)
             try update(key, repository: delivery.repository, at: now, provider: provider) { state in
                 var changed = state.apply(run)
-                if run.status == .completed, state.completion?.source != .runEvent {
+                // A run held for a maintainer's approval has not run (`CardWithholding`): it
+                // ends only when it ran, and an approval moves it on from the held snapshot.
+                let merged = state.run ?? run
+                if merged.status != .completed || state.isHeldForApproval {
+                    if state.completion?.source == .runEvent {
+                        state.completion = nil
+                        changed = true
+                    }
+                } else if state.completion?.source != .runEvent {
                     let recognizedAt = state.completion?.recognizedAt ?? now
                     state.completion = RunCompletion(
                         conclusion: state.run?.conclusion ?? run.conclusion ?? "success", recognizedAt: recognizedAt,
@@ -142,6 +150,8 @@ public struct BridgeEngine: Sendable {
             restore(session: card.session, floor: card.floor)
         }
         if state.completion != nil { runBook.recordHistory(for: key, changes: &changes) }
+        // Approved after its card said "Needs approval" and was let go of: it runs now.
+        if before.isHeldForApproval, !state.isHeldForApproval { runBook.contendAgain(key, changes: &changes) }
         reassignActivities(slug)
         followWidgets(key)
         if configuration.notifies {

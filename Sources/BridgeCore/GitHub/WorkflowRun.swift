@@ -34,6 +34,11 @@ public struct WorkflowRun: Sendable, Equatable, Codable {
     /// `head_repository.id`, kept beside the name for the JSON dump and `explain`.
     public var headRepositoryID: Int?
 
+    /// GitHub holds the run until a maintainer approves it (a first-time contributor's pull
+    /// request from a fork): it is sent as `completed` with the conclusion `action_required`, no
+    /// job has run, and approving it sends the same run again as queued or in progress.
+    public var isHeldForApproval: Bool { status == .completed && conclusion == "action_required" }
+
     public init(
         id: Int, runAttempt: Int = 1, runNumber: Int? = nil, workflowID: Int? = nil, name: String? = nil,
         displayTitle: String? = nil, path: String? = nil, headBranch: String? = nil, headSHA: String? = nil,

@@ -66,6 +66,13 @@ public struct RunBook: Sendable {
         changes.runs.insert(key)
     }
 
+    /// A run let go of while GitHub held it for approval was approved: it may take its card again.
+    public mutating func contendAgain(_ key: RunKey, changes: inout EngineChanges) {
+        guard let slug = slugs[key], released.remove(key) != nil else { return }
+        contendersBySlug[slug, default: []].insert(key)
+        changes.runs.insert(key)
+    }
+
     /// The runs that may still take the card on `slug`.
     public func contenders(of slug: String) -> Set<RunKey> { contendersBySlug[slug] ?? [] }
 

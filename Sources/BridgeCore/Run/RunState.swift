@@ -73,6 +73,10 @@ public struct RunState: Sendable, Equatable, Codable {
     /// Whether the run's commit is the repository's own, a fork's, or not known yet.
     public var origin: RunOrigin { RunOrigin.of(run, repository: key.repository) }
 
+    /// Whether GitHub holds the run for a maintainer's approval and no job of it has run: the
+    /// latest `workflow_run` says `action_required` and no job delivery came.
+    public var isHeldForApproval: Bool { run?.isHeldForApproval == true && jobs.isEmpty }
+
     /// The branch as history and alert replacement know it: a fork's is `owner/name:branch`
     /// (GitHub's own notation for a pull request's head; no branch name holds a `:`), so a fork's
     /// `main` never answers for the repository's `main`. Nil while the origin is unknown: such a
@@ -150,8 +154,15 @@ public struct RunState: Sendable, Equatable, Codable {
     }
 
     /// Of two snapshots of the same run, the one further along: status, then update time, then the
-    /// conclusion, so two different snapshots never tie.
+    /// conclusion, so two different snapshots never tie. A snapshot of the run held for approval
+    /// is `completed` but not the end: the approval sends the run again as queued or in progress,
+    /// later, so beside a held snapshot the newer one wins (the other one on a tie).
     static func furtherAlong(_ lhs: WorkflowRun, _ rhs: WorkflowRun) -> WorkflowRun {
+        if lhs.isHeldForApproval != rhs.isHeldForApproval {
+            let held = lhs.isHeldForApproval ? lhs : rhs
+            let other = lhs.isHeldForApproval ? rhs : lhs
+            return (held.updatedAt ?? -1) > (other.updatedAt ?? -1) ? held : other
+        }
         func key(_ run: WorkflowRun) -> (Int, Double, String, Int) {
             (run.status.rank, run.updatedAt ?? -1, run.conclusion ?? "", run.pullRequests.count)
         }

@@ -19,12 +19,16 @@ public enum RunExplanation {
         public var recovered: [String: RecoveryRequest]
         /// The buttons pressed for the run id (every attempt's), from phones.
         public var actions: [ActionRecord]
+        /// The filters, for whether the run is withheld from the phone (`CardWithholding`).
+        public var filter: DeliveryFilter
 
         public init(
             run: StoredRun, session: StoredSession?, acknowledged: JSONValue?, requests: [RequestRecord],
             deliveries: [DeliveryRecord], settings: ActivitySettings, alerts: [AlertRecord] = [],
-            recovered: [String: RecoveryRequest] = [:], actions: [ActionRecord] = []
+            recovered: [String: RecoveryRequest] = [:], actions: [ActionRecord] = [],
+            filter: DeliveryFilter = DeliveryFilter()
         ) {
+            self.filter = filter
             self.run = run
             self.session = session
             self.acknowledged = acknowledged
@@ -50,6 +54,9 @@ public enum RunExplanation {
                     ? "the repository's card (scope repository: one card per repository)."
                     : "its workflow's card (scope workflow)."))
         sentences += origin(state)
+        if let withheld = CardWithholding.of(state, filter: facts.filter) {
+            sentences.append("It draws no card: " + withheld.reason + ".")
+        }
         sentences += ownership(facts)
         if let placement = state.placement {
             sentences.append(
@@ -242,6 +249,14 @@ public enum RunExplanation {
         return sentences
     }
 
+    /// The field a rejected request's answer named and the card dropped (`RefusedField`).
+    static func droppedField(_ push: RequestRecord, _ facts: Facts) -> String? {
+        guard let session = facts.session?.session, session.owner == facts.run.state.key,
+            let dropped = session.droppedFields
+        else { return nil }
+        return dropped.first { $0.value.hasSuffix(push.detail ?? "\u{0}") || push.detail == $0.value }?.key
+    }
+
     static func problems(_ facts: Facts) -> [String] {
         var sentences: [String] = []
         for push in facts.requests where push.outcome != "acknowledged" && push.outcome != "dry-run" {
@@ -250,6 +265,11 @@ public enum RunExplanation {
             switch push.outcome {
             case "rejected":
                 sentences.append("At \(at) PushWard rejected a \(push.kind)\(detail); that body is never sent again.")
+                if let field = droppedField(push, facts) {
+                    sentences.append(
+                        "The card's frames went on without \(field), the field PushWard refused, so the card kept "
+                            + "moving to its end.")
+                }
             case "retry":
                 sentences.append(
                     "At \(at) a \(push.kind) got no usable answer\(detail); it was retried with the latest state.")
