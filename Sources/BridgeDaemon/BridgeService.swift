@@ -373,6 +373,8 @@ public actor BridgeService {
         let targetsWereRefused = engine.gate.targetsRefusedAt != nil
         let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
         if case .quotaExhausted = effect { usageRefresh.signal() }
+        // The account is full: read what it holds, so the oldest ended activities are tidied.
+        if case .roomNeeded = effect { usageRefresh.signal() }
         let status: Int?
         let detail: String?
         switch answer {
@@ -574,6 +576,12 @@ public actor BridgeService {
         engine.budget = budget
         boards.snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
         engine.noteWidgetUsage(used: usage.widgetUpdatesUsed, limit: usage.widgetUpdatesLimit)
+        if let count = usage.activityCount, lead.allows(.write) {
+            // Near PushWard's 50, the oldest ended activities are to be deleted: written, then sent.
+            engine.observeAccount(activityCount: count, at: now)
+            persistChanges(at: now)
+            wakeups.signal()
+        }
         publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(

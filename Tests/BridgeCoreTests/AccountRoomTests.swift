@@ -2,9 +2,10 @@ import BridgeCore
 import BridgeTestSupport
 import Testing
 
-/// The account's 50 activities: the bridge deletes its own ended activities once they lingered
-/// `ended_ttl`, and on `409 activity.limit_exceeded` deletes its oldest ended one at once and
-/// creates again, never touching one that is not ended or not its own.
+/// The account's 50 activities: the bridge keeps its ended activities for the next run of their
+/// slug, deletes its own oldest ended ones when the account nears the cap (from 45), and on
+/// `409 activity.limit_exceeded` deletes its oldest ended one at once and creates again, never
+/// touching one that is not ended or not its own.
 @Suite("Account room")
 struct AccountRoomTests {
     static let start = PacedDispatchTests.start
@@ -28,39 +29,80 @@ struct AccountRoomTests {
     static let full = PushWardProblem(
         status: 409, code: "activity.limit_exceeded", detail: "activity limit reached (max 50)")
 
-    @Test("an ended activity is deleted once it lingered ended_ttl, at no update's cost; the next run creates it again")
-    func lingeringDeletion() throws {
+    @Test("an ended activity is kept: nothing deleted, and the next run starts with a PATCH carrying the TTLs")
+    func endedActivityIsReused() throws {
         var engine = BridgeEngine(settings: Self.settings(endedTTL: 7_200))
         let slug = Self.finish(1, in: &engine, at: Self.start)
         let ended = try #require(engine.sessions[slug])
         #expect(ended.phase == .ended && ended.endedAt == Self.start)
-        #expect(engine.dueRequests(at: Self.start + 7_199, inFlight: []).isEmpty)
-        #expect(engine.nextWakeup(after: Self.start + 1) == Self.start + 7_200)
-        // Past an hour idle an ended card would leave memory; one still to delete stays.
+        #expect(ended.serverIdentity == ended.identity)
+        #expect(engine.dueRequests(at: Self.start + 86_400, inFlight: []).isEmpty, "nothing to delete")
+        // Idle ended cards leave memory; one PushWard keeps for reuse stays (the account holds 50).
         _ = engine.takeChanges()
-        engine.forget(at: Self.start + 3_700)
+        engine.forget(at: Self.start + 86_400)
         #expect(engine.sessions[slug] != nil)
-
-        let due = engine.dueRequests(at: Self.start + 7_200, inFlight: [])
-        let deletion = try #require(due.first)
-        #expect(due.count == 1 && deletion.kind == .delete)
-        #expect(deletion.request.method == .delete && deletion.request.path == "/activities/\(slug)")
-        #expect(deletion.request.body == .null)
-        let spent = engine.runs[deletion.run]?.updatesSpent
-        engine.acknowledge(deletion, at: Self.start + 7_200)
-        let deleted = try #require(engine.sessions[slug])
-        #expect(deleted.deletedAt == Self.start + 7_200 && deleted.acknowledged == nil)
-        #expect(deleted.totalUpdates == ended.totalUpdates, "a DELETE is not an update")
-        #expect(engine.runs[deletion.run]?.updatesSpent == spent)
-        #expect(engine.dueRequests(at: Self.start + 9_000, inFlight: []).isEmpty, "sent once")
-        _ = engine.takeChanges()
-        engine.forget(at: Self.start + 7_200 + 3_601)
-        #expect(engine.sessions[slug] == nil)
 
         var next = PacedDispatchTests.script(1)
         next.runID = 999
-        _ = engine.receive(next.run("requested", at: 0), at: Self.start + 20_000)
-        #expect(engine.dueRequests(at: Self.start + 20_000, inFlight: []).map(\.kind) == [.create])
+        _ = engine.receive(next.run("requested", at: 0), at: Self.start + 90_000)
+        let first = try #require(engine.dueRequests(at: Self.start + 90_000, inFlight: []).first)
+        #expect(first.kind == .firstFrame, "no create: PushWard holds the activity")
+        #expect(first.request.method == .patch)
+        #expect(first.request.body["state"] == "ongoing")
+        #expect(first.request.body["priority"] != nil)
+        #expect(first.request.body["ended_ttl"] == .number(Double(ActivitySettings.retainedEndedTTL)))
+        #expect(first.request.body["dismissal_ttl"] == 7_200)
+        #expect(first.request.body["stale_ttl"] != nil)
+        engine.acknowledge(first, at: Self.start + 90_000)
+        #expect(engine.sessions[slug]?.reused == nil, "only the first frame carries them")
+        #expect(engine.runs[first.run]?.updatesSpent == 1, "one update where a create and a frame cost two")
+    }
+
+    @Test("a reused activity deleted behind the bridge's back: the PATCH meets 404, the card is created again")
+    func reusedActivityGone() throws {
+        var engine = BridgeEngine(settings: Self.settings())
+        let slug = Self.finish(1, in: &engine, at: Self.start)
+        var next = PacedDispatchTests.script(1)
+        next.runID = 998
+        _ = engine.receive(next.run("requested", at: 0), at: Self.start + 5_000)
+        let first = try #require(engine.dueRequests(at: Self.start + 5_000, inFlight: []).first)
+        #expect(first.kind == .firstFrame)
+        let gone = PushWardProblem(status: 404, code: "activity.not_found", detail: "activity not found")
+        #expect(engine.handle(.problem(gone), for: first, at: Self.start + 5_000, jitter: 0) == .recreating)
+        #expect(engine.sessions[slug]?.serverIdentity == nil)
+        let again = engine.dueRequests(at: Self.start + 5_001, inFlight: [])
+        #expect(again.map(\.kind) == [.create])
+    }
+
+    @Test("from 45 activities on the account, the bridge's oldest ended ones are deleted down to 44, never a live one")
+    func tidiedNearTheCap() throws {
+        var engine = BridgeEngine(settings: Self.settings())
+        let slugs = (1...4).map { Self.finish($0, in: &engine, at: Self.start + Double($0) * 10) }
+        let live = PacedDispatchTests.script(9)
+        _ = engine.receive(live.run("requested", at: 0), at: Self.start + 100)
+        PacedDispatchTests.drain(&engine, at: Self.start + 100)
+        let now = Self.start + 200
+        engine.observeAccount(activityCount: 44, at: now)
+        #expect(engine.dueRequests(at: now, inFlight: []).isEmpty, "44 is room enough")
+        engine.observeAccount(activityCount: 46, at: now)
+        let deletions = engine.dueRequests(at: now, inFlight: [])
+        #expect(deletions.map(\.kind) == [.delete, .delete])
+        #expect(Set(deletions.map(\.request.slug)) == Set(slugs.prefix(2)), "the two oldest")
+        // Asked again before the answers: nothing more is chosen.
+        engine.observeAccount(activityCount: 46, at: now + 1)
+        #expect(engine.sessions.values.filter { $0.deletionRequestedAt != nil }.count == 2)
+        for deletion in deletions { engine.acknowledge(deletion, at: now + 2) }
+        #expect(engine.sessions[slugs[0]]?.deletedAt == now + 2)
+        #expect(engine.dueRequests(at: now + 3, inFlight: []).isEmpty, "44 now")
+        // A new repository's create takes the 45th: one more of the oldest goes.
+        _ = engine.receive(PacedDispatchTests.script(20).run("requested", at: 0), at: now + 10)
+        let create = try #require(engine.dueRequests(at: now + 10, inFlight: []).first)
+        #expect(create.kind == .create)
+        engine.acknowledge(create, at: now + 10)
+        let third = engine.dueRequests(at: now + 11, inFlight: []).filter { $0.kind == .delete }
+        #expect(third.map(\.request.slug) == [slugs[2]])
+        let liveSlug = engine.slugs[RunKey(repository: live.repository.fullName, runID: live.runID, attempt: 1)]
+        #expect(engine.sessions[liveSlug ?? ""]?.deletionRequestedAt == nil)
     }
 
     @Test("a 404 to the DELETE is as good as a 2xx; a failed one is tried again after its backoff")
@@ -68,7 +110,9 @@ struct AccountRoomTests {
         var engine = BridgeEngine(settings: Self.settings())
         let slug = Self.finish(1, in: &engine, at: Self.start)
         let at = Self.start + 900
+        engine.observeAccount(activityCount: 45, at: at)
         let deletion = try #require(engine.dueRequests(at: at, inFlight: []).first)
+        #expect(deletion.kind == .delete)
         let failed = engine.handle(.noAnswer(reason: "timed out"), for: deletion, at: at, jitter: 0)
         guard case .willRetry(let retryAt, _) = failed else {
             Issue.record("\(failed)")
@@ -80,6 +124,24 @@ struct AccountRoomTests {
         let gone = PushWardProblem(status: 404, code: "activity.not_found", detail: "activity not found")
         #expect(engine.handle(.problem(gone), for: again, at: retryAt, jitter: 0) == .acknowledged)
         #expect(engine.sessions[slug]?.deletedAt == retryAt)
+        #expect(engine.sessions[slug]?.serverIdentity == nil, "the next run creates it again")
+    }
+
+    @Test("AccountRoom: the excess from 45 on, victims oldest first by end then slug, minus those asked")
+    func roomArithmetic() {
+        var room = AccountRoom()
+        #expect(room.excess == 0, "nothing before a read")
+        room.read(44, at: 1)
+        #expect(room.excess == 0)
+        room.noteCreated()
+        #expect(room.excess == 1)
+        room.read(50, at: 2)
+        #expect(room.excess == 6)
+        let candidates: [(slug: String, endedAt: UnixTime)] = [("c", 3), ("a", 1), ("b", 1), ("d", 9)]
+        #expect(room.victims(among: candidates, asked: 3) == ["a", "b", "c"])
+        #expect(room.victims(among: candidates, asked: 6) == [])
+        room.noteDeleted()
+        #expect(room.activityCount == 49)
     }
 
     @Test("a create meeting the cap frees the bridge's oldest ended activity, then goes as soon as that is deleted")

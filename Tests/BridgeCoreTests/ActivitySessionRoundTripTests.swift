@@ -44,6 +44,8 @@ struct ActivitySessionRoundTripTests {
         session.deletionRequestedAt = 1_700_000_300.5
         session.deletedAt = 1_700_000_301.75
         session.waitsForRoom = true
+        session.serverIdentity = ActivityIdentity(slug: "gh-1", name: "GitHub: widgets")
+        session.reused = true
         session.priority = 3
         return session
     }

@@ -97,7 +97,7 @@ import Testing
                     liveActivityUpdatesUsed: 249, liveActivityUpdatesLimit: 250, widgetUpdatesUsed: 0,
                     widgetUpdatesLimit: 50, notificationsUsed: 0, notificationsLimit: 500,
                     quotaResetsAt: GitHubTimestamp.parse("2027-01-01T00:00:00Z"), quotaPeriodMonth: 202_612,
-                    subscribed: false))
+                    subscribed: false, activityCount: 0))
         #expect(server.handle(post, at: now) == 201)
         #expect(server.handle(patch, at: now) == 429)
     }

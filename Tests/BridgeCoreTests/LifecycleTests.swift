@@ -26,7 +26,10 @@ struct LifecycleTests {
         #expect(requests.first?.request.method == .post)
         let post = try #require(requests.first?.request.body.objectValue)
         #expect(post["priority"] == 1)
-        #expect(post["ended_ttl"] == 900)
+        // PushWard keeps the ended activity for the next run (its longest ended_ttl); the Lock
+        // Screen keeps the ended card the configured 15 minutes (dismissal_ttl).
+        #expect(post["ended_ttl"] == 2_592_000)
+        #expect(post["dismissal_ttl"] == 900)
         #expect(post["stale_ttl"] == 1_800)
         #expect(requests[1].kind == .firstFrame)
         let first = try #require(requests[1].request.body["content"]?.objectValue)
@@ -160,7 +163,8 @@ struct LifecycleTests {
         let newer = RunScript(runID: 9_500, runNumber: 50, start: script.start + 10, firstJobID: 70_000)
         harness.feed(older.job(1, "build", "in_progress", createdAt: 0, startedAt: 1))
         harness.feed(newer.job(70_000, "build", "in_progress", createdAt: 10, startedAt: 11))
-        let owners = harness.sent.filter { $0.planned.kind == .create }.map(\.planned.run.runID)
+        // One activity: created for the first run, reused (a first frame, no create) by the next.
+        let owners = harness.sent.filter { $0.planned.kind == .firstFrame }.map(\.planned.run.runID)
         #expect(owners == [9_000, 9_500])
         harness.feed(
             newer.job(
@@ -169,8 +173,10 @@ struct LifecycleTests {
         harness.feed(older.job(1, "build", "in_progress", createdAt: 0, startedAt: 1))
         harness.feed(older.job(2, "test", "queued", createdAt: 60))
         #expect(harness.violations.isEmpty)
+        let starts = harness.sent.filter { $0.planned.kind == .firstFrame }.map(\.planned.run.runID)
+        #expect(starts == [9_000, 9_500, 9_000])
         let creates = harness.sent.filter { $0.planned.kind == .create }.map(\.planned.run.runID)
-        #expect(creates == [9_000, 9_500, 9_000])
+        #expect(creates == [9_000], "the activity PushWard holds is reused, never created again")
         #expect(harness.stored()?.state == "ongoing")
         #expect(harness.stored()?.content["subtitle"] == "widgets / CI")
     }

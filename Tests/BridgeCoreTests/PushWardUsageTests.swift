@@ -24,7 +24,7 @@ import Testing
                 == PushWardUsage(
                     liveActivityUpdatesUsed: 86, liveActivityUpdatesLimit: 250, widgetUpdatesUsed: 12,
                     widgetUpdatesLimit: 50, notificationsUsed: 128, notificationsLimit: 500,
-                    quotaResetsAt: 1_788_220_800, quotaPeriodMonth: 202_608, subscribed: false))
+                    quotaResetsAt: 1_788_220_800, quotaPeriodMonth: 202_608, subscribed: false, activityCount: 3))
         #expect(usage.liveActivityUpdatesRemaining == 164)
     }
 

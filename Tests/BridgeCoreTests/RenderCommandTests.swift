@@ -145,7 +145,7 @@ struct RenderCommandTests {
         let lines = lines(result)
         let post = try JSONValue(parsing: Data(try #require(lines.first).utf8))
         #expect(post["body"]?["priority"] == 7)
-        #expect(post["body"]?["ended_ttl"] == 3_600)
+        #expect(post["body"]?["dismissal_ttl"] == 3_600, "ended_ttl is how long the ended card shows")
         let frame = try JSONValue(parsing: Data(try #require(lines.dropFirst().first).utf8))
         #expect(frame["body"]?["content"]?["icon"] == "hammer")
     }

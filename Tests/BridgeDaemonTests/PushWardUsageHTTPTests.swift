@@ -81,7 +81,8 @@ struct PushWardUsageHTTPTests {
                     PushWardUsage(
                         liveActivityUpdatesUsed: 0, liveActivityUpdatesLimit: 250, widgetUpdatesUsed: 0,
                         widgetUpdatesLimit: 50, notificationsUsed: 0, notificationsLimit: 500, quotaResetsAt: resetAt,
-                        quotaPeriodMonth: Self.periodMonth(Date().timeIntervalSince1970), subscribed: false)))
+                        quotaPeriodMonth: Self.periodMonth(Date().timeIntervalSince1970), subscribed: false,
+                        activityCount: 0)))
 
         let unknown = PushWardRequest(method: .patch, slug: "gh-never-created", body: ["priority": 3])
         guard case .problem(let notFound) = await client.send(unknown) else {
@@ -106,6 +107,7 @@ struct PushWardUsageHTTPTests {
         }
         #expect(usage.liveActivityUpdatesUsed == 3, "two POSTs and one PATCH; the 404 and 422 are free")
         #expect(usage.liveActivityUpdatesRemaining == 247)
+        #expect(usage.activityCount == 1, "the account holds the one activity, posted twice")
         #expect(await client.usage() == .usage(usage), "reading the usage costs nothing")
         #expect(fake.quota.used == 3)
     }

@@ -283,7 +283,8 @@ struct BridgeDatabaseTests {
     }
 
     @Test(
-        "an ended card whose activity is still to be deleted is loaded at start; once deleted, it is not", .onEachEngine
+        "an ended card PushWard keeps for reuse is loaded at start with the deletion asked for; once deleted, it is not",
+        .onEachEngine
     )
     func endedCardsToDelete() throws {
         let location = try TestStore.location(in: directory.url.path)
@@ -304,7 +305,10 @@ struct BridgeDatabaseTests {
 
         var reopened: BridgeDatabase? = try BridgeDatabase(location: location)
         var loaded = try #require(reopened).loadEngine(settings: settings, filter: DeliveryFilter(), at: ended + 300)
-        #expect(loaded.sessions[slug] == engine.sessions[slug], "the DELETE would be lost with the card")
+        #expect(loaded.sessions[slug] == engine.sessions[slug], "the reuse (and a later DELETE) would be lost")
+        #expect(loaded.dueRequests(at: ended + 600, inFlight: []).isEmpty, "kept for the next run")
+        // The account nears PushWard's 50: the oldest ended activity goes.
+        loaded.observeAccount(activityCount: 45, at: ended + 600)
         let due = loaded.dueRequests(at: ended + 600, inFlight: [])
         #expect(due.map(\.kind) == [.delete])
         for planned in due { loaded.acknowledge(planned, at: ended + 600) }

@@ -73,6 +73,15 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     /// The create met the account's cap: it is tried again as soon as a deletion the bridge asked
     /// for is answered, not on a timer.
     public var waitsForRoom: Bool?
+    /// The slug, name and target the bridge created the activity with, while it knows the
+    /// activity to exist on PushWard: set when a create is acknowledged, cleared when a deletion
+    /// is, or a PATCH meets `404`. A run taking the card reuses the activity when its identity is
+    /// the same (`assign`), and pays no create.
+    public var serverIdentity: ActivityIdentity?
+    /// This lifecycle started on an activity that already existed (no create): its first frame
+    /// carries what a create would have set (`priority`, the TTLs). Cleared once that frame is
+    /// acknowledged.
+    public var reused: Bool?
 
     /// The step PushWard shows: the content's `current_step`, else what the bridge noted it sent.
     public var shownStep: Int? { acknowledged?.content["current_step"]?.intValue ?? acknowledgedStep }
@@ -87,10 +96,14 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         self.retryAt = nil
     }
 
-    /// Hands the card to `run`: its lifecycle starts over with a POST.
+    /// Hands the card to `run`: its lifecycle starts over, with a POST unless PushWard holds the
+    /// activity already as the bridge created it (`serverIdentity`), with the same name and
+    /// target: then with the first frame, which sets everything a create would have.
     public mutating func assign(to run: RunKey) {
         owner = run
-        phase = .needsCreate
+        let exists = serverIdentity == identity
+        phase = exists ? .needsFirstFrame : .needsCreate
+        reused = exists ? true : nil
         finalShownAt = nil
         rejectedBody = nil
         needsFullFrame = false
@@ -102,6 +115,10 @@ public struct ActivitySession: Sendable, Equatable, Codable {
         deletionRequestedAt = nil
         deletedAt = nil
     }
+
+    /// Whether nothing has been sent for the owner's lifecycle yet: waiting for its create, or for
+    /// the first frame of a reused activity.
+    public var sentNothingYet: Bool { phase == .needsCreate || (phase == .needsFirstFrame && reused == true) }
 
     /// Requests acknowledged in the hour before `now`, oldest first.
     public func updates(inHourBefore now: UnixTime) -> [UnixTime] {

@@ -71,6 +71,11 @@ public enum ActivitySessionJSON {
             object.number("deletedAt", session.deletedAt, &out)
         else { return false }
         if let waits = session.waitsForRoom { object.bool("waitsForRoom", waits, &out) }
+        if let identity = session.serverIdentity {
+            object.key("serverIdentity", &out)
+            write(identity, to: &out)
+        }
+        if let reused = session.reused { object.bool("reused", reused, &out) }
         object.integer("priority", session.priority, &out)
         out.append(UInt8(ascii: "}"))
         return true

@@ -23,6 +23,8 @@ public struct CardBook: Sendable {
     public private(set) var arrivals = RunArrivals()
     /// The level the planner chose last, which it moves up from only with room to spare.
     public private(set) var levelInForce: Fidelity?
+    /// What the account holds of PushWard's 50 activities (`AccountRoom`).
+    public var room = AccountRoom()
 
     public init() {}
 

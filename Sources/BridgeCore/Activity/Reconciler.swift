@@ -45,6 +45,9 @@ public enum Reconciler {
             guard desired.isFinal, let acknowledged = session.acknowledged, session.owner == desired.run else {
                 return .idle
             }
+            // Only while the ended card is on the Lock Screen (`ended_ttl`, sent as
+            // `dismissal_ttl`): after that nobody would see the correction it pays for.
+            if let endedAt = session.endedAt, now > endedAt + Double(settings.endedTTL) { return .idle }
             let content = diff(
                 acknowledged: acknowledged.content, shownStep: session.shownStep, desired: desired, now: now)
             guard !content.isEmpty else { return .idle }
@@ -55,9 +58,9 @@ public enum Reconciler {
             if let hold = capHold(session, settings, now, forEnd: false) { return hold }
             var body: [String: JSONValue] = [
                 "slug": .string(slug), "name": .string(session.identity.name),
-                "priority": .number(Double(settings.priority)), "ended_ttl": .number(Double(settings.endedTTL)),
-                "stale_ttl": .number(Double(staleTTL(session, settings))),
+                "priority": .number(Double(settings.priority)),
             ]
+            body.merge(lifetimes(session, settings)) { $1 }
             if let target = session.identity.target { body["target"] = target.json }
             return .send(
                 PlannedRequest(
@@ -68,7 +71,16 @@ public enum Reconciler {
             if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
             // A run first seen already over goes straight to its end frame, as a full frame.
             let kind: PlannedRequest.Kind = desired.isFinal ? .finalFrame : .firstFrame
-            return patch(slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, desired: desired)
+            let decision = patch(
+                slug, state: "ongoing", content: fullFrame(desired, now: now), kind: kind, desired: desired)
+            // On a reused activity (no create) the first frame sets what the create would have.
+            guard session.reused == true, case .send(var planned) = decision,
+                var body = planned.request.body.objectValue
+            else { return decision }
+            body["priority"] = .number(Double(settings.priority))
+            body.merge(lifetimes(session, settings)) { $1 }
+            planned.request.body = .object(body)
+            return .send(planned)
         case .live where session.needsFullFrame:
             if !desired.isFinal, let wait = throttle(session, settings, now) { return wait }
             if let hold = capHold(session, settings, now, forEnd: desired.isFinal) { return hold }
@@ -106,6 +118,18 @@ public enum Reconciler {
             if let hold = capHold(session, settings, now, forEnd: true) { return hold }
             return patch(slug, state: "ended", content: [:], kind: .end, desired: desired)
         }
+    }
+
+    /// The TTLs a card is given, on its create or the first frame of a reused activity: PushWard
+    /// keeps the ended activity (`ended_ttl` its longest, for the next run to reuse), the Lock
+    /// Screen keeps the ended card `dismissal_ttl` (the configured `ended_ttl`), and an activity
+    /// nobody updated ends after `stale_ttl`.
+    static func lifetimes(_ session: ActivitySession, _ settings: ActivitySettings) -> [String: JSONValue] {
+        [
+            "ended_ttl": .number(Double(ActivitySettings.retainedEndedTTL)),
+            "dismissal_ttl": .number(Double(settings.dismissalTTL)),
+            "stale_ttl": .number(Double(staleTTL(session, settings))),
+        ]
     }
 
     /// Every owned field set or nulled: what a first frame (or the frame after a refusal) sends.
@@ -148,7 +172,10 @@ public enum Reconciler {
         session.retryAt = nil
         session.failures = 0
         session.rejectedBody = nil
-        if planned.request.method == .patch { session.needsFullFrame = false }
+        if planned.request.method == .patch {
+            session.needsFullFrame = false
+            session.reused = nil
+        }
         if let step = planned.step { session.acknowledgedStep = step }
         // Every acknowledged request, a POST like a PATCH, is one of PushWard's updates.
         session.recentUpdates = session.updates(inHourBefore: now) + [now]
@@ -159,6 +186,7 @@ public enum Reconciler {
             session.acknowledged = nil
             session.phase = .needsFirstFrame
             session.waitsForRoom = nil
+            session.serverIdentity = session.identity
             return session
         case .delete:
             return session
@@ -169,7 +197,7 @@ public enum Reconciler {
                 session.acknowledged
                 ?? StoredActivity(
                     state: "ended", content: [:], name: session.identity.name, priority: settings.priority,
-                    endedTTL: settings.endedTTL, staleTTL: settings.staleTTL)
+                    endedTTL: ActivitySettings.retainedEndedTTL, staleTTL: settings.staleTTL)
             session.acknowledged = PushWardActivityModel.applyPatch(planned.request.body, to: base, at: now)
         }
         if planned.kind != .end { session.lastPatchAt = now }

@@ -33,8 +33,23 @@ public struct ActivitySettings: Sendable, Equatable {
     /// chooses which runs hold the five itself (`SlotPlanner`); with more runs than slots one of
     /// them is the summary card. Lower it to leave room for other integrations' cards.
     public var slotsPerPerson: Int = 5
-    /// How long PushWard keeps an ended activity on the Lock Screen.
+    /// How long an ended card stays on the Lock Screen (`pushward.ended_ttl`). Sent as PushWard's
+    /// `dismissal_ttl` (at most its 4 hours, `dismissalTTL`); the activity itself is kept for the
+    /// next run of its slug (`retainedEndedTTL`) and deleted by the bridge only when the account
+    /// nears PushWard's 50 (`AccountRoom`).
     public var endedTTL: Int = 15 * 60
+
+    /// PushWard's longest `dismissal_ttl`: iOS keeps an ended Live Activity on the Lock Screen 4 hours at most.
+    public static let longestDismissal = 14_400
+    /// The `dismissal_ttl` sent: `endedTTL`, within what PushWard takes.
+    public var dismissalTTL: Int { min(max(0, endedTTL), Self.longestDismissal) }
+    /// The `ended_ttl` sent: PushWard's longest (30 days), so PushWard does not delete an ended
+    /// activity the next run of its slug will reuse without paying for a create. The Lock Screen
+    /// follows `dismissal_ttl` instead.
+    public static let retainedEndedTTL = 2_592_000
+    /// How long after its end an activity is reused: a day short of PushWard's deletion, so a
+    /// clock apart or a late delivery does not meet a 404 (which would only cost the create).
+    public static let reuseWithin = Double(retainedEndedTTL - 86_400)
     /// After this long without an update PushWard ends the activity; the bridge sends a heartbeat
     /// at half of it while a run is still going.
     public var staleTTL: Int = 30 * 60

@@ -34,12 +34,17 @@ public struct PushWardUsage: Sendable, Equatable {
     /// Whether the account has an active App Store subscription, the only hint of its tier that
     /// PushWard gives an integration key; nil when not given.
     public var subscribed: Bool?
+    /// The activities the account holds now, ended ones included (`activity_count`; PushWard keeps
+    /// 50): what the bridge tidies its ended activities by (`AccountRoom`). Nil when not given.
+    public var activityCount: Int?
 
     public init(
         liveActivityUpdatesUsed: Int, liveActivityUpdatesLimit: Int?, widgetUpdatesUsed: Int = 0,
         widgetUpdatesLimit: Int? = nil, notificationsUsed: Int = 0, notificationsLimit: Int? = nil,
-        quotaResetsAt: UnixTime? = nil, quotaPeriodMonth: Int? = nil, subscribed: Bool? = nil
+        quotaResetsAt: UnixTime? = nil, quotaPeriodMonth: Int? = nil, subscribed: Bool? = nil,
+        activityCount: Int? = nil
     ) {
+        self.activityCount = activityCount
         self.liveActivityUpdatesUsed = liveActivityUpdatesUsed
         self.liveActivityUpdatesLimit = liveActivityUpdatesLimit
         self.widgetUpdatesUsed = widgetUpdatesUsed
@@ -92,6 +97,7 @@ public struct PushWardUsage: Sendable, Equatable {
         usage.quotaResetsAt = try timestamp(object, "quota_resets_at")
         usage.quotaPeriodMonth = try periodMonth(object, "quota_period_month")
         usage.subscribed = try flag(object, "subscribed")
+        usage.activityCount = try count(object, "activity_count")
         return usage
     }
 

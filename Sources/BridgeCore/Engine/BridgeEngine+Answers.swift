@@ -43,12 +43,20 @@ extension BridgeEngine {
             return .unauthorized(status: problem.status, until: until)
         case 404 where planned.kind == .delete:
             // Gone already (PushWard's own deletion after `ended_ttl`, or a person's): done.
-            acknowledgeDeletion(planned, at: now)
+            acknowledgeDeletion(planned, deleted: false, at: now)
+            return .acknowledged
+        case 404 where planned.kind == .correction:
+            // The ended card's activity is gone: nothing to correct, and nothing to reuse.
+            acknowledgeDeletion(planned, deleted: false, at: now)
             return .acknowledged
         case 404 where planned.request.method == .patch:
+            // Deleted behind the bridge's back (or a reused activity PushWard no longer holds):
+            // created again, which costs what a create costs; the PATCH that met the 404 did not.
             update(slug) { session in
                 session.phase = .needsCreate
                 session.acknowledged = nil
+                session.serverIdentity = nil
+                session.reused = nil
                 session.lastProblem = problem.summary
                 session.lastProblemAt = now
             }

@@ -55,6 +55,11 @@ extension BridgeEngine {
                     cardBook[slug] ?? ActivitySession(identity: ActivityIdentity(slug: slug, name: identity.name))
                 let target = dispatch.targetsRefused ? nil : route.target
                 session.identity = ActivityIdentity(slug: slug, name: identity.name, target: target)
+                // PushWard deletes an ended activity `retainedEndedTTL` after its end: one that
+                // ended nearly that long ago is created again rather than met with a 404.
+                if let ended = session.endedAt, newest.lastChangeAt - ended > ActivitySettings.reuseWithin {
+                    session.serverIdentity = nil
+                }
                 session.assign(to: newest.key)
                 session.fidelity = decision?.level
                 cardBook.put(session, on: slug, changes: &changes)
@@ -173,8 +178,13 @@ extension BridgeEngine {
 
     /// Records PushWard's 2xx for a planned request; a card that ended passes to the next run.
     public mutating func acknowledge(_ planned: PlannedRequest, at now: UnixTime) {
-        guard planned.kind != .delete else { return acknowledgeDeletion(planned, at: now) }
+        guard planned.kind != .delete else { return acknowledgeDeletion(planned, deleted: true, at: now) }
         let slug = planned.request.slug
+        // A create of an activity the bridge did not know to exist takes one of the account's 50.
+        if planned.kind == .create, cardBook[slug]?.serverIdentity == nil {
+            cardBook.room.noteCreated()
+            tidyAccount(at: now)
+        }
         // PushWard counted it, even if the card changed hands meanwhile: the run's cost, and the
         // planner's figure between two reads of /auth/me (the daemon's, `render`'s and
         // `explain`'s replays all count here).

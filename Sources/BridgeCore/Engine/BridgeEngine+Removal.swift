@@ -1,9 +1,9 @@
 /// The account's room: PushWard keeps at most 50 activities an account, ended ones included until
-/// they are deleted, and refuses a create beyond (`409 activity.limit_exceeded`). Its own deletion
-/// after `ended_ttl` may come late, and with a repository or workflow per card an organisation's
-/// hook soon has more than 50 slugs. So the bridge deletes its own ended activities once they
-/// lingered `ended_ttl`, and when a create meets the cap anyway it deletes its oldest ended one at
-/// once and creates again.
+/// they are deleted, and refuses a create beyond (`409 activity.limit_exceeded`). The bridge keeps
+/// its ended activities for the next run of their slug (a PATCH costs one update where a create
+/// and a PATCH cost two), and deletes its own oldest ended ones only when the account nears the
+/// cap (`AccountRoom`): from 45 activities on, read from `GET /auth/me` and moved by its own
+/// creates and deletions, and when a create meets the cap anyway, at once, before creating again.
 ///
 /// It only ever deletes what it created and ended itself: a card of its own (a session, stored in
 /// its database) whose `state: ended` PushWard acknowledged. Like every other request the DELETE
@@ -12,17 +12,50 @@
 /// DELETE again, which deletes nothing twice.
 extension BridgeEngine {
     /// When the ended activity on this card is to be deleted; nil when there is nothing to delete
-    /// (not ended, never acknowledged, deleted already, a run took the card again, or PushWard
-    /// refused the DELETE). Lingering counts from the acknowledged end; a create waiting for room
-    /// asks for it at once; a failed attempt waits for its backoff.
+    /// (no deletion asked for, not ended, never acknowledged, deleted already, a run took the card
+    /// again, or PushWard refused the DELETE). A deletion is asked for when the account nears its
+    /// cap (`tidyAccount`) or a create met it (`roomRefused`); a failed attempt waits for its backoff.
     public static func deletionDue(_ session: ActivitySession, settings: ActivitySettings) -> UnixTime? {
-        guard session.phase == .ended, session.acknowledged != nil, session.deletedAt == nil, session.owner != nil,
-            session.rejectedBody != JSONValue.null
-        else { return nil }
-        let endedAt = session.endedAt ?? session.finalShownAt ?? session.lastPatchAt ?? 0
-        let lingered = endedAt + Double(settings.endedTTL)
-        let due = min(session.deletionRequestedAt ?? lingered, lingered)
-        return max(due, session.retryAt ?? due)
+        guard let requested = session.deletionRequestedAt, isDeletable(session) else { return nil }
+        return max(requested, session.retryAt ?? requested)
+    }
+
+    /// Whether the card's activity is one the bridge may delete: its own, ended (acknowledged),
+    /// not deleted yet, and not refused a DELETE before.
+    static func isDeletable(_ session: ActivitySession) -> Bool {
+        session.phase == .ended && (session.acknowledged != nil || session.serverIdentity != nil)
+            && session.deletedAt == nil && session.owner != nil && session.rejectedBody != JSONValue.null
+    }
+
+    /// When an ended card's activity ended, for choosing the oldest.
+    static func endedAt(_ session: ActivitySession) -> UnixTime {
+        session.endedAt ?? session.finalShownAt ?? session.lastPatchAt ?? 0
+    }
+
+    /// What `GET /auth/me` says the account holds (`activity_count`), read at `now`; the oldest of
+    /// the bridge's ended activities are deleted when that nears the cap (`AccountRoom`).
+    public mutating func observeAccount(activityCount: Int, at now: UnixTime) {
+        cardBook.room.read(activityCount, at: now)
+        tidyAccount(at: now)
+    }
+
+    /// Asks for the deletion of the bridge's oldest ended activities while the account holds
+    /// `AccountRoom.tidyFrom` or more, counting those already asked for.
+    mutating func tidyAccount(at now: UnixTime) {
+        guard cardBook.room.excess > 0 else { return }
+        let settings = configuration.settings
+        let asked = cardBook.slugs(where: {
+            $1.deletionRequestedAt != nil && Self.deletionDue($1, settings: settings) != nil
+        })
+        .count
+        let candidates = cardBook.sessions.compactMap { slug, session -> (slug: String, endedAt: UnixTime)? in
+            guard session.deletionRequestedAt == nil, Self.isDeletable(session), runBook.contenders(of: slug).isEmpty
+            else { return nil }
+            return (slug, Self.endedAt(session))
+        }
+        for slug in cardBook.room.victims(among: candidates, asked: asked) {
+            cardBook.update(slug, changes: &changes) { $0.deletionRequestedAt = now }
+        }
     }
 
     /// The DELETE of `slug`'s ended activity when it is due at `now`, when it will be (`.wait`),
@@ -54,19 +87,31 @@ extension BridgeEngine {
         }
     }
 
-    /// PushWard took the DELETE (or had no such activity): the card holds nothing on the account
-    /// any more, and every create that waited for room is tried again now.
-    mutating func acknowledgeDeletion(_ planned: PlannedRequest, at now: UnixTime) {
+    /// PushWard took the DELETE (`deleted`), or had no such activity: the card holds nothing on
+    /// the account any more, and every create that waited for room is tried again now.
+    mutating func acknowledgeDeletion(_ planned: PlannedRequest, deleted: Bool, at now: UnixTime) {
         let slug = planned.request.slug
+        if deleted { cardBook.room.noteDeleted() }
         if let session = cardBook[slug], session.owner == planned.run, session.phase == .ended,
             session.deletedAt == nil
         {
             cardBook.update(slug, changes: &changes) { session in
                 session.deletedAt = now
                 session.acknowledged = nil
+                session.serverIdentity = nil
                 session.deletionRequestedAt = nil
                 session.retryAt = nil
                 session.failures = 0
+            }
+        } else if let session = cardBook[slug], session.serverIdentity != nil {
+            // A run took the card while the DELETE was out: it creates the activity again rather
+            // than meet a 404 on the PATCH it would have reused it with.
+            cardBook.update(slug, changes: &changes) { session in
+                session.serverIdentity = nil
+                if session.sentNothingYet {
+                    session.phase = .needsCreate
+                    session.reused = nil
+                }
             }
         }
         for waiter in cardBook.slugs(where: { $1.waitsForRoom == true && $1.phase == .needsCreate }) {
@@ -94,10 +139,10 @@ extension BridgeEngine {
         if freeing < waiting {
             victim =
                 cardBook.sessions.filter {
-                    $0.key != slug && $0.value.deletionRequestedAt == nil
-                        && Self.deletionDue($0.value, settings: settings) != nil
+                    $0.key != slug && $0.value.deletionRequestedAt == nil && Self.isDeletable($0.value)
+                        && runBook.contenders(of: $0.key).isEmpty
                 }
-                .min { ($0.value.endedAt ?? 0, $0.key) < ($1.value.endedAt ?? 0, $1.key) }?.key
+                .min { (Self.endedAt($0.value), $0.key) < (Self.endedAt($1.value), $1.key) }?.key
         }
         if let victim {
             cardBook.update(victim, changes: &changes) { $0.deletionRequestedAt = now }

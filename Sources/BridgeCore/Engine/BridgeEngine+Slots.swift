@@ -96,7 +96,7 @@ extension BridgeEngine {
                         && (session.phase == .finalShown || state.completion != nil
                             || (state.placement?.preemptions ?? 0) >= 1),
                     preempted: wasPreempted, barred: wasPreempted && (state.placement?.preemptions ?? 0) >= 2,
-                    finished: session.phase == .needsCreate && state.completion != nil))
+                    finished: session.sentNothingYet && state.completion != nil))
         }
         let plan = SlotPlanner.plan(candidates, slots: configuration.settings.slotsPerPerson)
         let holders = Set(plan.cards)
@@ -238,7 +238,7 @@ extension BridgeEngine {
         else { return decision }
         let person = slots.personOfSlug[slug] ?? slotPerson(ofSlug: slug)
         let wanted = wantedPriority(slug: slug)
-        if planned.kind == .create {
+        if planned.kind == .create || body["priority"] != nil {
             body["priority"] = .number(Double(wanted))
         } else if planned.kind != .end, planned.kind != .correction,
             session.priority ?? configuration.settings.priority != wanted

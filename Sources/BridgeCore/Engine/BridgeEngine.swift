@@ -221,12 +221,23 @@ public struct BridgeEngine: Sendable {
     /// while iterating it copies the whole dictionary (the iterator keeps the old storage alive),
     /// and that copy, a megabyte or more of run states each pass, left the heap a little larger
     /// every time it was freed (RSS climbed 2.5 MB a pass under a steady load).
+    /// Whether PushWard still holds the card's ended activity for reuse, as far as the bridge
+    /// knows: created by it, not deleted, ended within PushWard's retention (`retainedEndedTTL`).
+    public static func isRetained(_ session: ActivitySession, at now: UnixTime) -> Bool {
+        isDeletable(session) && session.serverIdentity != nil
+            && endedAt(session) > now - ActivitySettings.reuseWithin
+    }
+
     public mutating func forget(at now: UnixTime) {
         let settings = configuration.settings
         let idleCards = cardBook.slugs { slug, session in
-            // An activity still to be deleted keeps its card (and its run) in memory until it is.
+            // An activity still to be deleted keeps its card (and its run) in memory until it is,
+            // and so does one PushWard still holds for reuse, while it may (`retainedEndedTTL`):
+            // the account holds 50 at most, so these are few, and the oldest of them are what
+            // `tidyAccount` deletes when the account nears the cap.
             session.phase == .ended && runBook.contenders(of: slug).isEmpty && !changes.slugs.contains(slug)
                 && session.updates(inHourBefore: now).isEmpty && Self.deletionDue(session, settings: settings) == nil
+                && !Self.isRetained(session, at: now)
         }
         for slug in idleCards {
             cardBook.forget(slug)
@@ -235,13 +246,18 @@ public struct BridgeEngine: Sendable {
         }
         // A run silent for longer than GitHub lets a run last lost its last deliveries and will
         // never change: done with its card (written as released, so a start skips it), then let go.
-        let abandoned = runBook.abandoned(before: now - Self.abandonedAfter, holder: { cardBook[$0]?.owner })
+        // An ended card holds no run: its last owner is done with it, even while PushWard keeps
+        // the activity for reuse.
+        let holder: (String) -> RunKey? = { [cardBook] slug in
+            cardBook[slug].flatMap { $0.phase == .ended ? nil : $0.owner }
+        }
+        let abandoned = runBook.abandoned(before: now - Self.abandonedAfter, holder: holder)
         for (key, slug) in abandoned {
             runBook.release(key, slug: slug, changes: &changes)
         }
         let finished = runBook.finished(
             before: now - Self.finishedRunGrace, abandonedAfter: Self.abandonedAfter, pending: changes,
-            holder: { cardBook[$0]?.owner })
+            holder: holder)
         for (key, slug) in finished { runBook.letGo(key, slug: slug) }
         cardBook.pruneArrivals(at: now)
     }

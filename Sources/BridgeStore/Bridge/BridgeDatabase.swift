@@ -231,16 +231,22 @@ public final class BridgeDatabase {
         let cards = try store.query(
             "SELECT session, progress_floor FROM activities WHERE phase != 'ended'", []
         ) { row in (row.string(0) ?? "", row.string(1)) }
-        // Ended cards whose activity the bridge is still to delete (`BridgeEngine.deletionDue`):
-        // those of the last `ended_ttl` and a day, through the index of ended cards by update.
+        // Ended cards whose activity the bridge is still to delete (`BridgeEngine.deletionDue`) or
+        // that PushWard still holds for reuse (`BridgeEngine.isRetained`): those updated within
+        // PushWard's retention, through the index of ended cards by update. The account holds 50
+        // at most, so these are few whatever the history.
         let ended = try store.query(
             "SELECT session, progress_floor FROM activities WHERE phase = 'ended' AND updated_at >= ?",
-            [.real(now - Double(settings.endedTTL) - 86_400)]
+            [.real(now - Double(ActivitySettings.retainedEndedTTL) - 86_400)]
         ) { row in (row.string(0) ?? "", row.string(1)) }
         let history = StoreHistory(self)
         for (text, floor) in cards + ended {
             let session = try decode(ActivitySession.self, text)
-            if session.phase == .ended, BridgeEngine.deletionDue(session, settings: settings) == nil { continue }
+            if session.phase == .ended, BridgeEngine.deletionDue(session, settings: settings) == nil,
+                !BridgeEngine.isRetained(session, at: now)
+            {
+                continue
+            }
             engine.restore(session: session, floor: try floor.map { try decode(ProgressFloor.self, $0) })
             // A card's owner is in flight while the card is; read it should storage say otherwise.
             if let owner = session.owner, engine.runs[owner] == nil, let stored = try history.storedRun(owner) {
