@@ -219,6 +219,14 @@ public enum ConfigurationLoader {
                     + "failed to send are not asked for again; list the webhook in github.api.hooks, or set public_url "
                     + "to sweep the hooks that post to <public_url>/webhook")
         }
+        if let connection = PostgresConnectionString(configuration.database), !connection.isLocal,
+            !connection.requiresTLS
+        {
+            warnings.append(
+                "database: the PostgreSQL server is not on this machine and the location sets no sslmode of require, "
+                    + "verify-ca or verify-full: libpq's default (prefer) checks no certificate and falls back to "
+                    + "plain text silently; add sslmode=verify-full (and sslrootcert) to the location")
+        }
         return warnings
     }
 

@@ -249,7 +249,8 @@ public final class Daemon: @unchecked Sendable {
                             "http.port": .number(Double(webhookListener.port)),
                             "admin.listen": .string(configuration.adminListen),
                             "admin.port": .number(Double(adminListener.port)),
-                            "database": .string(configuration.database), "pushward.dry_run": .bool(dryRun),
+                            "database": .string(DatabaseLocation.redacting(configuration.database)),
+                            "pushward.dry_run": .bool(dryRun),
                         ])
                     if dryRun {
                         logger.warning(

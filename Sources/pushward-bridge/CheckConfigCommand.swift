@@ -56,6 +56,7 @@ enum CheckConfigCommand {
         print(isatty(STDOUT_FILENO) == 1 ? described.indentedString() : described.canonicalString)
         let problems = ConfigurationLoader.servingProblems(configuration)
         for problem in problems { CLI.error("configuration: \(problem)") }
+        for warning in ConfigurationLoader.servingWarnings(configuration) { CLI.error("warning: \(warning)") }
         if configuration.apiKey == nil { CLI.error("note: no PushWard API key, serve would run in dry-run mode") }
         return problems.isEmpty ? .success : .configuration
     }

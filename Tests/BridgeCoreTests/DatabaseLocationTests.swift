@@ -65,6 +65,62 @@ struct DatabaseLocationTests {
         #expect(location.redacted == shown)
     }
 
+    /// Generated passwords as password managers make them: each with characters a URL parser
+    /// and libpq's own read differently. Every alphanumeric run is unique, so a fragment shown is
+    /// found.
+    static let passwords = [
+        "Xy9?kQ2#vB7", "Wm3/Ht8", "Pq5@Lr6", "Zn4%Jd2", "Cv7 Bn3", "Rt1'Ys6\"Gh8", "Kp2:Mq9", "Fe3&Dw5=Ux1",
+    ]
+
+    /// The fragments of `password` a leak would show: its runs of letters and digits.
+    static func fragments(_ password: String) -> [String] {
+        password.split { !$0.isLetter && !$0.isNumber }.map(String.init)
+    }
+
+    @Test("a password with ?, #, /, @, %, a space or quotes: no fragment shown, in URI or key=value form")
+    func libpqGrammar() throws {
+        for password in Self.passwords {
+            let encoded = password.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? password
+            let quoted =
+                "'"
+                + password.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "'", with: "\\'") + "'"
+            let forms = [
+                "postgresql://bridge:\(password)@127.0.0.1:1/bridge",
+                "postgresql://bridge:\(encoded)@127.0.0.1:1/bridge?sslmode=require",
+                "postgresql://127.0.0.1:1/bridge?user=bridge&password=\(encoded)",
+                "host=127.0.0.1 port=1 user=bridge password=\(quoted) dbname=bridge",
+                "host=db.example.com password = \(quoted)  sslmode=verify-full",
+            ]
+            for text in forms {
+                let location = try DatabaseLocation(parsing: text)
+                guard case .postgresql = location else {
+                    Issue.record("\(text) is not read as PostgreSQL")
+                    continue
+                }
+                for fragment in Self.fragments(password) {
+                    #expect(!location.redacted.contains(fragment), "\(text) → \(location.redacted)")
+                }
+                #expect(location.redacted.contains("***"))
+            }
+            // Read as libpq reads them: the password percent-decoded or unquoted.
+            #expect(PostgresConnectionString("postgresql://bridge:\(encoded)@h/d")?.parameters["password"] == password)
+            #expect(PostgresConnectionString("password=\(quoted) host=h")?.parameters["password"] == password)
+        }
+    }
+
+    @Test("key=value strings are PostgreSQL only when every key is libpq's; the hosts and sslmode are read")
+    func keywordForm() throws {
+        #expect(try DatabaseLocation(parsing: "var/a=b.sqlite") == .sqlite(path: "var/a=b.sqlite"))
+        #expect(try DatabaseLocation(parsing: "host=db dbname=bridge") == .postgresql(uri: "host=db dbname=bridge"))
+        let remote = try #require(PostgresConnectionString("host=db.example.com,db2 dbname=b"))
+        #expect(remote.hosts == ["db.example.com", "db2"] && !remote.isLocal && !remote.requiresTLS)
+        #expect(PostgresConnectionString("postgresql://u@db.example.com/b?sslmode=verify-full")?.requiresTLS == true)
+        #expect(PostgresConnectionString("postgresql://u@127.0.0.1:5432/b")?.isLocal == true)
+        #expect(PostgresConnectionString("postgresql:///b?host=/var/run/postgresql")?.isLocal == true)
+        #expect(PostgresConnectionString("postgresql://a,b.example.com:5433/d")?.hosts == ["a", "b.example.com"])
+    }
+
     @Test("an SQLite path is shown as it is")
     func pathShownAsIs() throws {
         #expect(try DatabaseLocation(parsing: "/var/lib/b.sqlite").redacted == "/var/lib/b.sqlite")

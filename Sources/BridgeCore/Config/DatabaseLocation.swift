@@ -6,7 +6,7 @@
 /// `mysql:/db/bridge` under its working directory, answering 2xx into a database nobody reads.
 public enum DatabaseLocation: Sendable, Equatable {
     case sqlite(path: String)
-    /// A libpq connection URI, kept exactly as given (libpq parses it).
+    /// A libpq connection URI or key=value string, kept exactly as given (libpq parses it).
     case postgresql(uri: String)
 
     /// The schemes libpq accepts for a connection URI.
@@ -19,7 +19,12 @@ public enum DatabaseLocation: Sendable, Equatable {
             throw ConfigurationError(key: key, problem: "is empty: give a file path for SQLite or a postgresql:// URI")
         }
         guard let scheme = Self.scheme(of: text) else {
-            self = .sqlite(path: text)
+            // libpq's key=value form (`host=db user=bridge password=…`): every key one libpq knows.
+            if PostgresConnectionString(text)?.form == .keywords {
+                self = .postgresql(uri: text)
+            } else {
+                self = .sqlite(path: text)
+            }
             return
         }
         guard Self.postgresSchemes.contains(scheme.lowercased()) else {
@@ -58,27 +63,16 @@ public enum DatabaseLocation: Sendable, Equatable {
     }
 
     /// `postgresql://user:secret@host/db?password=x&sslmode=require` →
-    /// `postgresql://user:***@host/db?password=***&sslmode=require`.
-    /// Works on any text, parsed or not, so a value that was refused is never shown with its password either.
+    /// `postgresql://user:***@host/db?password=***&sslmode=require`, read by libpq's grammar
+    /// (`PostgresConnectionString`), key=value strings too. Works on any text, parsed or not, so a
+    /// value that was refused is never shown with its password either.
     public static func redacting(_ uri: String) -> String {
-        guard let schemeEnd = uri.range(of: "://") else { return uri }
-        let rest = uri[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
-        var authority = String(rest[..<authorityEnd])
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            authority.replaceSubrange(authority.index(after: colon)..<at, with: "***")
-        }
-        var tail = String(rest[authorityEnd...])
-        if let question = tail.firstIndex(of: "?") {
-            let parameters = tail[tail.index(after: question)...].split(
-                separator: "&", omittingEmptySubsequences: false
-            )
-            .map { parameter -> String in
-                let name = parameter.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-                return name.lowercased() == "password" ? name + "=***" : String(parameter)
-            }
-            tail = String(tail[...question]) + parameters.joined(separator: "&")
-        }
-        return String(uri[..<schemeEnd.upperBound]) + authority + tail
+        PostgresConnectionString.redacting(uri)
+    }
+
+    /// `message`, an error about connecting to `uri`, with no part of its secrets
+    /// (`PostgresConnectionString.scrubbed`): libpq quotes what it could not read of it.
+    public static func scrubbing(_ message: String, of uri: String) -> String {
+        PostgresConnectionString(uri)?.scrubbed(message) ?? message
     }
 }

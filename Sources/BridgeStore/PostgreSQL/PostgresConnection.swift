@@ -48,7 +48,8 @@ public final class PostgresConnection {
         }
         guard PQstatus(handle) == CONNECTION_OK else {
             var error = PostgresError(result: nil, connection: handle, sql: nil)
-            error.message = "cannot connect to \(location): \(error.message)"
+            // libpq quotes what it could not read, a fragment of a password among it.
+            error.message = "cannot connect to \(location): \(DatabaseLocation.scrubbing(error.message, of: uri))"
             error.lostLocally = true
             PQfinish(handle)
             throw error
