@@ -198,6 +198,23 @@ struct ActionTests {
         #expect(AlertTests.play(script.deliveries(waves: Self.failing), on: &without).isEmpty)
     }
 
+    @Test("the environment the queued delivery named is kept whatever the order: waiting-then-queued reviews it too")
+    func environmentFromAnyDelivery() throws {
+        let script = RunScript(runID: 31)
+        let queued = script.job(1, "deploy", "queued", createdAt: 1, environment: "production")
+        let waiting = script.job(1, "deploy", "waiting", createdAt: 1)
+        for (label, order) in [("queued first", [queued, waiting]), ("waiting first", [waiting, queued])] {
+            var engine = Self.engine(
+                ActionSettings(publicURL: Self.publicURL, requireAuthentication: false), alertRules: [])
+            let alerts = AlertTests.play([script.run("requested", at: 0)] + order, on: &engine)
+            let key = RunKey(repository: "acme/widgets", runID: 31, attempt: 1)
+            #expect(engine.waitingEnvironment(of: key) == "production", "\(label)")
+            let actions = try #require(alerts.first?.body["actions"]?.arrayValue)
+            #expect(actions.map { $0["id"] } == ["approve", "reject"])
+            #expect(engine.runs[key]?.jobs[1]?.isWaiting == true, "still waiting: the older queued does not win")
+        }
+    }
+
     // MARK: Whether an action still makes sense
 
     @Test(

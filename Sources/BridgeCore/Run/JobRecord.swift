@@ -20,12 +20,18 @@ public struct JobRecord: Sendable, Equatable, Codable {
     public var htmlURL: String?
     /// The name of the job's first step that failed or timed out (`steps[]`), for an alert's body.
     public var failedStep: String?
+    /// The environment any delivery of the job named (`deployment.environment`), whatever its
+    /// status: GitHub does not order deliveries, and the one that names the environment may be
+    /// older than the `waiting` one that does not, which would otherwise lose it.
+    public var deploymentEnvironment: String?
 
     public init(
         id: Int, name: String, status: JobStatus, conclusion: String? = nil, createdAt: UnixTime? = nil,
         startedAt: UnixTime? = nil, completedAt: UnixTime? = nil, waitingEnvironment: String? = nil,
-        isCheckRun: Bool = false, htmlURL: String? = nil, failedStep: String? = nil
+        isCheckRun: Bool = false, htmlURL: String? = nil, failedStep: String? = nil,
+        deploymentEnvironment: String? = nil
     ) {
+        self.deploymentEnvironment = deploymentEnvironment
         self.id = id
         self.name = name
         self.status = status
@@ -51,7 +57,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
             completedAt: job.status == .completed ? job.completedAt : nil,
             waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
             isCheckRun: checkRun, htmlURL: job.htmlURL,
-            failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed).flatMap(Self.stepName) : nil)
+            failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed).flatMap(Self.stepName) : nil,
+            deploymentEnvironment: event.deploymentEnvironment.flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// The name an alert gives a step; nil for a step the payload left unnamed.
@@ -87,6 +94,12 @@ public struct JobRecord: Sendable, Equatable, Codable {
         // A creation time is the same fact in every snapshot; keep the earliest one reported, since
         // some payloads repeat placeholders.
         best.createdAt = [createdAt, other.createdAt].compactMap { $0 }.min()
+        // The environment is one fact too, named by whichever delivery carried `deployment`; the
+        // greatest name should two differ, so the result does not depend on the order.
+        best.deploymentEnvironment = [deploymentEnvironment, other.deploymentEnvironment].compactMap { $0 }.max()
+        if best.isWaiting, best.waitingEnvironment?.isEmpty != false, let environment = best.deploymentEnvironment {
+            best.waitingEnvironment = environment
+        }
         return best
     }
 

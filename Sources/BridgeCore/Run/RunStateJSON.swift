@@ -194,6 +194,7 @@ public enum RunStateJSON {
         fields.bool("isCheckRun", job.isCheckRun, &out)
         fields.string("htmlURL", job.htmlURL, &out)
         fields.string("failedStep", job.failedStep, &out)
+        fields.string("deploymentEnvironment", job.deploymentEnvironment, &out)
         out.append(UInt8(ascii: "}"))
         return true
     }
