@@ -61,11 +61,11 @@ public struct ActivitySession: Sendable, Equatable, Codable {
     /// (a create, or the PATCH after the owner's rank class changed); nil before any.
     public var priority: Int?
 
-    /// When PushWard acknowledged `state: ended`: the activity lingers `ended_ttl` from here (it
-    /// still counts against the account's 50), then the bridge deletes it.
+    /// When PushWard acknowledged `state: ended`: the card shows `dismissal_ttl` from here, and the
+    /// activity is kept (it still counts against the account's 50) for the next run to reuse.
     public var endedAt: UnixTime?
     /// When a create met the account's cap (`409 activity.limit_exceeded`) and this ended activity
-    /// was chosen to make room: it is deleted at once instead of after lingering.
+    /// was chosen to make room, or the account neared its cap (`AccountRoom`): it is deleted now.
     public var deletionRequestedAt: UnixTime?
     /// When PushWard said the activity is gone (`DELETE` answered 2xx or 404): nothing is left to
     /// send for it, and the next run on the slug creates it again.

@@ -16,7 +16,7 @@ public struct PlannedRequest: Sendable, Equatable {
         case heartbeat
         /// Content that late deliveries changed after the card ended; the state stays `ended`.
         case correction
-        /// `DELETE`: the ended activity lingered `ended_ttl`, or a create needs its room on the
+        /// `DELETE`: the account nears PushWard's 50 (`AccountRoom`), or a create needs its room on the
         /// account. Costs no update, but it is a request like any other.
         case delete
     }

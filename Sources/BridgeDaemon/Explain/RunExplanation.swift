@@ -243,8 +243,8 @@ public enum RunExplanation {
         }) {
             sentences.append(
                 "The ended activity was deleted from PushWard at \(GitHubTimestamp.format(deletion.sentAt)) "
-                    + "(after lingering ended_ttl \(facts.settings.endedTTL) s, or sooner to make room for a new card "
-                    + "on the account's 50); a DELETE costs no update.")
+                    + "to make room on the account's 50 (the bridge keeps its ended activities for the next run "
+                    + "and deletes its oldest from 45 on, or when a create met the cap); a DELETE costs no update.")
         }
         return sentences
     }
