@@ -24,7 +24,7 @@ PYTHON      ?= /usr/bin/python3
 REQUEST_LOG ?= $(CURDIR)/.build/pushward-requests
 
 .PHONY: all deps test-deps install-packages build release run test check-requests sanitize sanitize-suite check-units check-docs install uninstall \
-	man deb deb-deps lint-deb test-deb \
+	man deb deb-deps lint-deb test-deb install-config \
 	format lint bench bench-limits bench-ha bench-ha-run bench-scale bench-scale-soak fuzz clean
 
 all: build
@@ -259,15 +259,29 @@ install: release
 	install -D -m 0644 deploy/pushward-bridge.tmpfiles $(DESTDIR)/usr/lib/tmpfiles.d/pushward-bridge.conf
 	install -D -m 0644 deploy/config.production.json $(DESTDIR)$(PREFIX)/share/doc/pushward-bridge/config.example.json
 	install -D -m 0644 README.md $(DESTDIR)$(PREFIX)/share/doc/pushward-bridge/README.md
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemd-sysusers pushward-bridge.conf 2>/dev/null || systemd-sysusers; \
+	fi
+	@$(MAKE) --no-print-directory install-config
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemd-tmpfiles --create /usr/lib/tmpfiles.d/pushward-bridge.conf; \
+		systemctl daemon-reload; \
+		echo "installed: put the secrets in /etc/pushward-bridge/credentials, then systemctl enable --now pushward-bridge"; \
+	fi
+
+# The configuration, readable by the service's group: the service runs as pushward-bridge, not
+# root, and a root-only config.json (0640 root:root) made it fail at start. The credentials stay
+# root's (systemd hands them to the service). CONFIG_GROUP is for the tests.
+CONFIG_GROUP ?= pushward-bridge
+install-config:
 	install -d -m 0750 $(DESTDIR)/etc/pushward-bridge
 	[ -e $(DESTDIR)/etc/pushward-bridge/config.json ] || \
 		install -m 0640 deploy/config.production.json $(DESTDIR)/etc/pushward-bridge/config.json
 	install -d -m 0700 $(DESTDIR)/etc/pushward-bridge/credentials
-	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
-		systemd-sysusers pushward-bridge.conf 2>/dev/null || systemd-sysusers; \
-		systemd-tmpfiles --create /usr/lib/tmpfiles.d/pushward-bridge.conf; \
-		systemctl daemon-reload; \
-		echo "installed: put the secrets in /etc/pushward-bridge/credentials, then systemctl enable --now pushward-bridge"; \
+	@if getent group $(CONFIG_GROUP) >/dev/null; then \
+		chgrp $(CONFIG_GROUP) $(DESTDIR)/etc/pushward-bridge $(DESTDIR)/etc/pushward-bridge/config.json; \
+	else \
+		echo "no group $(CONFIG_GROUP) yet: chgrp $(CONFIG_GROUP) /etc/pushward-bridge /etc/pushward-bridge/config.json once it exists"; \
 	fi
 
 uninstall:

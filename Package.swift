@@ -55,7 +55,7 @@ let package = Package(
             dependencies: ["PushWardClient", "BridgeCore", "HTTPClientSupport", "BridgeTestSupport", "WebhookServer"]),
         .testTarget(
             name: "GitHubClientTests",
-            dependencies: ["GitHubClient", "BridgeCore", "BridgeTestSupport", "WebhookServer"]),
+            dependencies: ["GitHubClient", "BridgeCore", "BridgeTestSupport", "COpenSSL", "WebhookServer"]),
         .testTarget(
             name: "BridgeCoreTests",
             dependencies: ["BridgeCore", "BridgeTestSupport"],

@@ -25,6 +25,8 @@ public struct AdminRoutes: Sendable {
         ("X-Content-Type-Options", "nosniff"),
         ("Referrer-Policy", "no-referrer"),
         ("X-Frame-Options", "DENY"),
+        // Runs, deliveries and what was sent are the organisation's: no browser or proxy keeps a copy.
+        ("Cache-Control", "no-store"),
     ]
 
     public init(

@@ -89,7 +89,7 @@ public enum ConfigurationLoader {
     ///
     /// Split per Unicode scalar, not per `Character`: `"\r\n"` is one Character, which a split on
     /// `"\n"` would never find.
-    static func webhookSecrets(fromLines text: String) -> [String] {
+    public static func webhookSecrets(fromLines text: String) -> [String] {
         text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: true)
             .map { line in String(String.UnicodeScalarView(line.last == "\r" ? line.dropLast() : line[...])) }
             .filter { !$0.isEmpty }
@@ -165,6 +165,16 @@ public enum ConfigurationLoader {
                     key: "admin_token",
                     problem: "admin_listen \(configuration.adminListen) is not on loopback: set an admin token "
                         + "(admin_token, PUSHWARD_ADMIN_TOKEN or the admin_token credential)"))
+        } else if let token = configuration.adminToken, token.count < minimumAdminToken,
+            !isLocalAdmin(configuration.adminListen)
+        {
+            // On a network the token is all that stands between anyone who can reach the port and
+            // every run's names and history: long enough that guessing it is out of the question.
+            problems.append(
+                ConfigurationError(
+                    key: "admin_token",
+                    problem: "is \(token.count) characters and admin_listen \(configuration.adminListen) is not on "
+                        + "loopback: use at least \(minimumAdminToken) (the output of `openssl rand -hex 32`)"))
         }
         return problems
     }
@@ -239,6 +249,9 @@ public enum ConfigurationLoader {
     /// True when only this machine reaches the admin listener without a token: a loopback address,
     /// or a Unix socket (`unix:PATH`, mode 0600), which only the service's user can open. (The
     /// webhook listener gets no such pass for a socket: a reverse proxy may publish it.)
+    /// The shortest admin token taken on a listener off loopback (and not a Unix socket).
+    public static let minimumAdminToken = 32
+
     public static func isLocalAdmin(_ adminListen: String) -> Bool {
         adminListen.hasPrefix("unix:") || isLoopback(adminListen)
     }
@@ -266,6 +279,7 @@ public enum ConfigurationLoader {
                 "max_body_bytes": .number(Double(configuration.maxBodyBytes)),
                 "max_unverified_body_bytes": .number(Double(configuration.maxUnverifiedBodyBytes)),
                 "request_deadline": .number(Double(configuration.requestDeadline)),
+                "max_connections_per_address": .number(Double(configuration.maxConnectionsPerAddress)),
                 "payload_retention": .number(Double(configuration.payloadRetention)),
                 "api": configuration.githubAPI.map { githubAPI($0, mask: mask) } ?? .null,
             ],

@@ -131,6 +131,7 @@ public final class Daemon: @unchecked Sendable {
             serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
             serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
             serverConfiguration.requestDeadline = configuration.requestDeadline
+            serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerAddress
             serverConfiguration.onDeadlineCut = { counters.add("request_deadline_closes_total", Double($0)) }
             if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
             return try HTTPServer(configuration: serverConfiguration) { request, responder in

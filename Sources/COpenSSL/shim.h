@@ -48,6 +48,19 @@ static inline int pwb_constant_time_equal(const void *left, const void *right, s
     return CRYPTO_memcmp(left, right, length) == 0;
 }
 
+/*
+ * A passphrase callback that gives none: an encrypted key then fails to load. With a NULL callback
+ * libcrypto asks for the passphrase on the terminal, so `check-config` at a terminal would prompt
+ * and pass while `serve` under systemd (no terminal) fails.
+ */
+static inline int pwb_no_passphrase(char *buffer, int size, int rwflag, void *userdata) {
+    (void)buffer;
+    (void)size;
+    (void)rwflag;
+    (void)userdata;
+    return 0;
+}
+
 /* A key read from a PEM document in memory by `read` (one of libcrypto's PEM_read_bio_* for keys). */
 static inline EVP_PKEY *pwb_pem_key(const void *pem, size_t length,
                                     EVP_PKEY *(*read)(BIO *, EVP_PKEY **, pem_password_cb *, void *)) {
@@ -58,7 +71,7 @@ static inline EVP_PKEY *pwb_pem_key(const void *pem, size_t length,
     if (bio == NULL) {
         return NULL;
     }
-    EVP_PKEY *key = read(bio, NULL, NULL, NULL);
+    EVP_PKEY *key = read(bio, NULL, pwb_no_passphrase, NULL);
     BIO_free(bio);
     return key;
 }

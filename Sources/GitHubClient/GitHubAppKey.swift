@@ -19,6 +19,14 @@ public final class GitHubAppKey: @unchecked Sendable {
 
     /// Reads a PEM private key (PKCS#1 `RSA PRIVATE KEY`, as GitHub hands them out, or PKCS#8).
     public init(pem: Data) throws(Problem) {
+        // Refused before libcrypto sees it: an encrypted key would need a passphrase the daemon
+        // cannot be given under systemd (and libcrypto must never ask for one on a terminal).
+        let text = String(decoding: pem.prefix(4_096), as: UTF8.self)
+        if text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED") {
+            throw Problem(
+                description: "is encrypted with a passphrase, which the daemon cannot be given: decrypt it "
+                    + "(openssl pkey -in KEY -out KEY.plain, then keep the plain file 0600 or in a systemd credential)")
+        }
         let loaded = pem.withUnsafeBytes { pwb_private_key_load($0.baseAddress, $0.count) }
         guard let loaded else {
             throw Problem(

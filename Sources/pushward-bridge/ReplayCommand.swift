@@ -1,4 +1,5 @@
 import BridgeCore
+import BridgeDaemon
 import Foundation
 import WebhookServer
 
@@ -10,16 +11,58 @@ import WebhookServer
 /// running bridge, as GitHub would, and prints each answer.
 enum ReplayCommand {
     static let help = """
-        Usage: pushward-bridge replay FILE... --url URL --secret SECRET [--delay MS]
+        Usage: pushward-bridge replay FILE... --url URL [--secret-file PATH | --secret SECRET] [--delay MS]
 
-        Signs each recorded delivery with SECRET (X-Hub-Signature-256) and POSTs it to URL (the
-        bridge's webhook, e.g. http://127.0.0.1:8080/webhook), in order, printing one line per answer:
+        Signs each recorded delivery with the webhook secret (X-Hub-Signature-256) and POSTs it to
+        URL (the bridge's webhook, e.g. http://127.0.0.1:8080/webhook), in order, printing one line
+        per answer:
           <status> <event> <delivery id> <answer body>
-        Delivery ids come from the file (JSON Lines "delivery") or are made fresh. --delay waits
-        between deliveries. Exit 0 when every delivery got a 2xx, 1 otherwise.
+        The secret is the first line of --secret-file PATH, else --secret SECRET (which works but
+        shows in the process list to every user of the machine: a warning says so), else the first
+        of PUSHWARD_WEBHOOK_SECRETS (the variable serve reads, or the file
+        PUSHWARD_WEBHOOK_SECRETS_FILE names). Delivery ids come from the file (JSON Lines "delivery") or are made fresh. --delay
+        waits between deliveries. Exit 0 when every delivery got a 2xx, 1 otherwise.
         """
 
-    static let spec = CommandSpec(name: "replay", valued: ["url", "secret", "delay"]) { run($0) }
+    static let spec = CommandSpec(name: "replay", valued: ["url", "secret", "secret-file", "delay"]) { run($0) }
+
+    /// The secret to sign with: `--secret-file`'s first line, else `--secret` (with a warning that
+    /// it shows in `ps`), else `PUSHWARD_WEBHOOK_SECRETS`'s (or its `_FILE`'s) first secret.
+    static func replaySecret(_ parsed: ParsedArguments, environment: [String: String]) -> Result<String, ExitCode> {
+        if let path = parsed.options["secret-file"] {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                CLI.error("--secret-file \(TerminalText.sanitized(path)): cannot be read")
+                return .failure(.configuration)
+            }
+            guard let first = ConfigurationLoader.webhookSecrets(fromLines: String(decoding: data, as: UTF8.self)).first
+            else {
+                CLI.error("--secret-file \(TerminalText.sanitized(path)): holds no secret")
+                return .failure(.configuration)
+            }
+            return .success(first)
+        }
+        if let secret = parsed.options["secret"], !secret.isEmpty {
+            CLI.error(
+                "warning: --secret shows in the process list to every user of this machine; use --secret-file or "
+                    + "PUSHWARD_WEBHOOK_SECRETS")
+            return .success(secret)
+        }
+        var fromEnvironment: String?
+        if let path = environment["PUSHWARD_WEBHOOK_SECRETS_FILE"],
+            let data = FileManager.default.contents(atPath: path)
+        {
+            fromEnvironment = String(decoding: data, as: UTF8.self)
+        } else {
+            fromEnvironment = environment["PUSHWARD_WEBHOOK_SECRETS"]
+        }
+        if let text = fromEnvironment, let first = ConfigurationLoader.webhookSecrets(fromLines: text).first {
+            return .success(first)
+        }
+        return .failure(
+            CLI.usage(
+                "replay needs the webhook secret the bridge is configured with: --secret-file PATH, "
+                    + "PUSHWARD_WEBHOOK_SECRETS, or --secret", help: help))
+    }
 
     static func run(_ arguments: [String]) -> ExitCode {
         let parsed: ParsedArguments
@@ -30,8 +73,10 @@ enum ReplayCommand {
         guard !parsed.positionals.isEmpty else { return CLI.usage("replay needs at least one FILE", help: help) }
         guard let urlText = parsed.options["url"], let url = URL(string: urlText), url.scheme?.hasPrefix("http") == true
         else { return CLI.usage("replay needs --url http(s)://HOST:PORT/webhook", help: help) }
-        guard let secret = parsed.options["secret"], !secret.isEmpty else {
-            return CLI.usage("replay needs --secret (the webhook secret the bridge is configured with)", help: help)
+        let secret: String
+        switch replaySecret(parsed, environment: ProcessInfo.processInfo.environment) {
+        case .success(let found): secret = found
+        case .failure(let code): return code
         }
         var delay = 0.0
         if let text = parsed.options["delay"] {

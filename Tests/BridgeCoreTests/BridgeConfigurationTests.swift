@@ -27,7 +27,8 @@ struct BridgeConfigurationTests {
             "webhook_secrets": ["new-secret", "old-secret"],
             "max_body_bytes": 1048576,
             "payload_retention": "1d",
-            "request_deadline": "2m"
+            "request_deadline": "2m",
+            "max_connections_per_address": 256
           },
           "pushward": {
             "url": "http://localhost:8787",
@@ -70,6 +71,7 @@ struct BridgeConfigurationTests {
         expected.maxBodyBytes = 1_048_576
         expected.payloadRetention = 86_400
         expected.requestDeadline = 120
+        expected.maxConnectionsPerAddress = 256
         expected.pushwardURL = "http://localhost:8787"
         expected.apiKey = "pk_test_123"
         expected.activity.priority = 7
@@ -285,6 +287,8 @@ struct BridgeConfigurationTests {
             (#"{"github": {"max_unverified_body_bytes": 0}}"#, "github.max_unverified_body_bytes"),
             (#"{"github": {"max_body_bytes": 0}}"#, "github.max_body_bytes"),
             (#"{"github": {"request_deadline": 0}}"#, "github.request_deadline"),
+            (#"{"github": {"max_connections_per_address": 513}}"#, "github.max_connections_per_address"),
+            (#"{"github": {"max_connections_per_address": -1}}"#, "github.max_connections_per_address"),
             (#"{"github": {"request_deadline": "2h"}}"#, "github.request_deadline"),
             (#"{"github": {"request_deadline": "soon\u202E"}}"#, "github.request_deadline"),
             (#"{"github": {"payload_retention": "1.5h"}}"#, "github.payload_retention"),

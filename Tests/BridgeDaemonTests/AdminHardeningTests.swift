@@ -50,6 +50,8 @@ struct AdminHardeningTests {
         #expect(response.headers["x-content-type-options"] == "nosniff", sourceLocation: sourceLocation)
         #expect(response.headers["referrer-policy"] == "no-referrer", sourceLocation: sourceLocation)
         #expect(response.headers["x-frame-options"] == "DENY", sourceLocation: sourceLocation)
+        // Runs and what was sent: no browser or proxy keeps a copy of any admin answer.
+        #expect(response.headers["cache-control"] == "no-store", sourceLocation: sourceLocation)
     }
 
     @Test("a Host that is not loopback, localhost or in admin_hosts is 421 on every path; listed names pass")

@@ -46,6 +46,9 @@ struct LogFormatTests {
         #expect(line.contains(#"\u{00}"#))
         #expect(line.contains(#"\u{9B}"#))
         #expect(line.contains(#"x\u{2066}y"#))
+        // LINE and PARAGRAPH SEPARATOR would start a fake line in a viewer that breaks at them.
+        let separated = Self.text(["github.branch": .string("a\u{2028}b\u{2029}c")])
+        #expect(separated.contains(#"a\u{2028}b\u{2029}c"#), "\(separated)")
         #expect(line.contains(#"github.branch="main\u{1B}[2J\u{202E}gnp.exe\u{0A} fake=line"#))
         #expect(line.contains(#""k\u{1B}]52;"=v"#))
         let long = String(repeating: "🚀", count: 5_000)

@@ -163,6 +163,15 @@ struct MetricsTests {
         configuration.adminListen = "0.0.0.0:9090"
         #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["admin_token"])
         configuration.adminToken = "token"
+        let short = ConfigurationLoader.servingProblems(configuration)
+        #expect(short.map(\.key) == ["admin_token"], "a token off loopback is at least 32 characters")
+        #expect(short.first?.description.contains("at least 32") == true, "\(short)")
+        configuration.adminToken = String(repeating: "k", count: 31)
+        #expect(ConfigurationLoader.servingProblems(configuration).map(\.key) == ["admin_token"])
+        configuration.adminToken = String(repeating: "k", count: 32)
         #expect(ConfigurationLoader.servingProblems(configuration).isEmpty)
+        configuration.adminListen = "127.0.0.1:9090"
+        configuration.adminToken = "t"
+        #expect(ConfigurationLoader.servingProblems(configuration).isEmpty, "on loopback any token will do")
     }
 }

@@ -93,3 +93,65 @@ struct SecretOutputTests {
         }
     }
 }
+
+/// An encrypted GitHub App key is refused with one clear line by `check-config` and `serve`, and
+/// never makes libcrypto ask for a passphrase, even with a terminal on standard input (where
+/// `check-config` used to prompt and pass while `serve` under systemd failed).
+@Suite("encrypted App keys", .serialized, .timeLimit(.minutes(1)))
+struct EncryptedAppKeyTests {
+    @Test("check-config and serve at a terminal (script's pseudo-terminal): exit 78 naming the key, no prompt")
+    func refusedWithoutPrompt() async throws {
+        let directory = try ScratchDirectory()
+        let key = try TestAssets.fixture("github-app/test-app.encrypted-pkcs8.pem")
+        let keyPath = try directory.write("app.pem", String(decoding: key, as: UTF8.self))
+        let config = try directory.write(
+            "config.json",
+            """
+            {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory.path("b.sqlite"))",
+             "github": {"webhook_secrets": ["encrypted-key-secret-0123"],
+                        "api": {"app_id": 7, "private_key_file": "\(keyPath)"}}}
+            """)
+        for command in ["check-config", "serve"] {
+            // script(1) gives the child a pseudo-terminal for standard input and output, as a
+            // person's shell would; the prompt, were there one, would wait there until the timeout.
+            let line = "\(BridgeProcess.binary.path) \(command) --config \(config)"
+            let result = try await offPool {
+                try SpawnedProcessRun.toCompletion(
+                    "/usr/bin/script", ["-qec", line, "/dev/null"], in: directory, timeout: 20)
+            }
+            #expect(result.timedOut == false, "\(command) waited: \(result.output)")
+            #expect(result.status == 78, "\(command): \(result.output)")
+            #expect(result.output.contains("private_key_file"), "\(result.output)")
+            #expect(result.output.contains("encrypted with a passphrase"), "\(result.output)")
+            #expect(!result.output.lowercased().contains("pass phrase"), "libcrypto asked: \(result.output)")
+        }
+    }
+}
+
+/// Runs a program to completion with its standard output and error in one file.
+enum SpawnedProcessRun {
+    struct Outcome {
+        var status: Int32
+        var timedOut: Bool
+        var output: String
+    }
+
+    static func toCompletion(
+        _ executable: String, _ arguments: [String], in directory: ScratchDirectory, timeout: Double
+    )
+        throws -> Outcome
+    {
+        let path = directory.path(UUID().uuidString + ".out")
+        let process = try SpawnedProcess(
+            executable: executable, arguments: arguments, environment: BridgeProcess.baseEnvironment,
+            directory: directory.url.path, standardInput: .null, standardOutput: .file(path), standardError: .file(path)
+        )
+        let exited = process.wait(timeout: timeout)
+        if !exited {
+            _ = process.send(SIGKILL)
+            _ = process.wait(timeout: 5)
+        }
+        let output = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return Outcome(status: exited ? process.terminationStatus : -1, timedOut: !exited, output: output)
+    }
+}

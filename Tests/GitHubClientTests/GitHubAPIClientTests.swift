@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeTestSupport
+import COpenSSL
 import Foundation
 import GitHubClient
 import Testing
@@ -36,6 +37,22 @@ struct GitHubAPIClientTests {
         var parts = jwt.split(separator: ".").map(String.init)
         parts[1] = GitHubAppKey.base64URL(Data(#"{"iat":1799999940,"exp":1800000540,"iss":"999"}"#.utf8))
         #expect(!FakeGitHubAPI.verifyJWT(parts.joined(separator: "."), appID: 999, publicKeyPEM: publicKey, now: now))
+    }
+
+    @Test("an encrypted key (PKCS#8 or PKCS#1 with Proc-Type) is refused with one clear line, no prompt")
+    func encryptedKey() throws {
+        for name in ["test-app.encrypted-pkcs8", "test-app.encrypted-pkcs1"] {
+            do {
+                _ = try GitHubAppKey(pem: Self.key(name))
+                Issue.record("\(name) was accepted")
+            } catch {
+                #expect("\(error)".contains("encrypted with a passphrase"), "\(error)")
+            }
+        }
+        // libcrypto itself is given a callback with no passphrase: it fails rather than ask.
+        let pem = try Self.key("test-app.encrypted-pkcs8")
+        let loaded = pem.withUnsafeBytes { pwb_private_key_load($0.baseAddress, $0.count) }
+        #expect(loaded == nil)
     }
 
     @Test("a file that is not an RSA private key is refused with what to use instead")

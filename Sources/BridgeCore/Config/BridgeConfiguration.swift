@@ -34,6 +34,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// connection's accept or the end of the request before; past it the connection is closed.
     /// GitHub gives up on a delivery after 10 s; 30 s still carries a 25 MiB body at ~7 Mbit/s.
     public var requestDeadline = 30
+    /// Webhook connections one client address may hold at once (`github.max_connections_per_address`);
+    /// past it libmicrohttpd refuses the connection (it is reset, not queued). Behind a reverse
+    /// proxy every connection comes from the proxy's address, so this is then the whole listener's
+    /// limit: raise it to the proxy's upstream connection count (0: no per-address limit).
+    public var maxConnectionsPerAddress = 64
     /// How long raw payloads are kept: GitHub can redeliver for 3 days.
     public var payloadRetention = 3 * 86_400
     /// `github.api`: recovery of missed deliveries and stuck runs through GitHub's REST API; nil
@@ -156,6 +161,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 try github.integer("max_unverified_body_bytes", in: 1...(1 << 34)) ?? maxUnverifiedBodyBytes
             payloadRetention = try github.duration("payload_retention") ?? payloadRetention
             requestDeadline = try github.duration("request_deadline", in: 1...3_600) ?? requestDeadline
+            maxConnectionsPerAddress =
+                try github.integer("max_connections_per_address", in: 0...512) ?? maxConnectionsPerAddress
             if var api = try github.section("api") {
                 githubAPI = try Self.githubAPI(&api)
                 try api.finish()

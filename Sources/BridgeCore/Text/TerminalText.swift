@@ -31,11 +31,14 @@ public enum TerminalText {
     }
 
     /// Whether a terminal would act on `scalar` (or reorder around it) rather than show it: C0,
-    /// DEL, C1 and the bidi embedding, override, isolate and mark characters.
+    /// DEL, C1, the bidi embedding, override, isolate and mark characters, and the line and
+    /// paragraph separators.
     public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        // LINE and PARAGRAPH SEPARATOR: a viewer that breaks lines at them would show a fake line.
+        case 0x2028, 0x2029: true
         default: false
         }
     }
