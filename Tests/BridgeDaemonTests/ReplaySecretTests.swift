@@ -46,7 +46,8 @@ struct ReplaySecretTests {
         let none = try await BridgeProcess.run(base, in: directory)
         #expect(none.status == 64, "no secret anywhere is a usage error: \(none.stderr)")
         #expect(none.stderr.contains("--secret-file"))
-        let unreadable = try await BridgeProcess.run(base + ["--secret-file", directory.path("missing")], in: directory)
+        let unreadable = try await BridgeProcess.run(
+            base + ["--secret-file", directory.path("missing")], in: directory)
         #expect(unreadable.status == 78 && unreadable.stderr.contains("cannot be read"), "\(unreadable.stderr)")
         _ = receiver
     }
