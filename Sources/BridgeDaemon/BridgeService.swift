@@ -56,7 +56,11 @@ public actor BridgeService {
         self.engine = engine
         self.outlets = ServiceOutlets(logger: logger, metrics: metrics)
         self.queue = ServiceQueue(
-            answers: answers.map { WaitingDeliveryCommitter(database: $0, metrics: metrics, logger: logger) })
+            answers: answers.map {
+                WaitingDeliveryCommitter(
+                    database: $0, metrics: metrics, logger: logger,
+                    bodyMemory: Double(configuration.payloadRetention))
+            })
         self.boards = ServiceBoards(
             snapshot: ServiceSnapshot(engine: engine, inFlight: 0),
             leadership: database.isShared ? LeadershipBoard() : nil, checkpointer: checkpointer,
@@ -227,7 +231,20 @@ public actor BridgeService {
             ? { try database.markApplied($0) } : { try database.insert($0, stored: delivery.storedPayload) }
         if !waiting, try database.hasDelivery(delivery.id) {
             try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
-            return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
+            return IncomingDelivery.duplicate(delivery.id)
+        }
+        // The same signed body under another id: a captured delivery replayed, counted on the first.
+        if !waiting,
+            let original = try database.delivery(
+                withBody: delivery.bodyDigest, since: delivery.receivedAt - Double(configuration.payloadRetention))
+        {
+            try database.recordDuplicate(original, at: delivery.receivedAt)
+            deliveryLog.say(
+                "replayed_body", .warning,
+                "a delivery repeats the signed body of an earlier one: answered as a duplicate",
+                ["github.delivery": .string(delivery.id), "github.original_delivery": .string(original)],
+                at: delivery.receivedAt)
+            return IncomingDelivery.duplicate(delivery.id, of: original)
         }
         // Built only for a line that is written.
         var metadata: [String: JSONValue] {
@@ -237,6 +254,7 @@ public actor BridgeService {
             id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
             receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil, outcome: .applied,
             reason: nil, contentType: delivery.contentType, payload: delivery.body, payloadBytes: delivery.body.count)
+        record.bodyDigest = delivery.bodyDigest
         let event: WebhookEvent
         switch delivery.decoded {
         case .success(let decoded):
@@ -278,7 +296,14 @@ public actor BridgeService {
         case .ignored(let reason):
             record.outcome = .ignored
             record.reason = reason
-            try keep(record)
+            if case .unsupported = event {
+                // An event the bridge does not use: its headers and the reason are kept, never its
+                // payload (a hook that sends everything would otherwise store every push).
+                record.payload = nil
+                try waiting ? database.markApplied(record, keepPayload: false) : database.insert(record, stored: nil)
+            } else {
+                try keep(record)
+            }
             deliveryLog.say(
                 "ignored_delivery", .info, "ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 },
                 at: delivery.receivedAt)

@@ -22,6 +22,9 @@ public struct IncomingDelivery: Sendable {
     public var decoded: Result<WebhookEvent, WebhookDecodingError>
     /// The body as the store keeps it (compressed when smaller).
     public var storedPayload: PayloadCompression.Stored
+    /// SHA-256 of the signed body, in hex: a body seen before under another delivery id (a
+    /// captured delivery replayed with a new `X-GitHub-Delivery`) is a duplicate.
+    public var bodyDigest: String
 
     public init(id: String, event: String, hookID: String?, contentType: String?, body: Data, receivedAt: UnixTime) {
         self.id = id
@@ -34,6 +37,18 @@ public struct IncomingDelivery: Sendable {
             try WebhookDecoder.decode(event: event, body: body, contentType: contentType)
         }
         self.storedPayload = PayloadCompression.stored(body)
+        self.bodyDigest = SHA256.hex(SHA256.digest(Array(body)))
+    }
+
+    /// How long a body is remembered for `bodyDigest`: as long as payloads are kept by default,
+    /// GitHub's 3 days of redelivery.
+    public static let defaultBodyMemory: Double = 3 * 86_400
+
+    /// The 200 a duplicate gets: its own id, and the first delivery's when that had another.
+    static func duplicate(_ id: String, of original: String? = nil) -> IngestResult {
+        var body: [String: JSONValue] = ["status": "duplicate", "delivery": .string(id)]
+        if let original, original != id { body["same_body_as"] = .string(original) }
+        return IngestResult(status: 200, body: .object(body))
     }
 }
 

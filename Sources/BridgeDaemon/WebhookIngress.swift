@@ -160,11 +160,21 @@ public struct WebhookIngress: Sendable {
                     ]))
         }
         let delivery = IncomingDelivery(
-            id: deliveryID, event: event, hookID: request.header("x-github-hook-id"), contentType: mediaType,
+            id: deliveryID, event: event, hookID: Self.hookID(request.header("x-github-hook-id")), contentType: mediaType,
             body: request.body, receivedAt: clock())
         // Decoded above (IncomingDelivery.init), on this thread; committed with whatever else
         // arrived meanwhile, and answered only after that commit.
         service.submit(delivery) { result in respond(.json(result.status, result.body)) }
+    }
+
+    /// `X-GitHub-Hook-ID` when it is what GitHub sends, a number of 1 to 20 digits; nil otherwise.
+    /// The header is not covered by the signature, so anything else (5,010 characters with an
+    /// escape sequence were once kept) is dropped rather than stored.
+    public static func hookID(_ header: String?) -> String? {
+        guard let header, (1...20).contains(header.utf8.count),
+            header.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return header
     }
 
     /// The longest `X-GitHub-Delivery` accepted; GitHub's GUIDs have 36 characters.

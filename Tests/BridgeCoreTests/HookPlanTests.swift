@@ -40,11 +40,21 @@ struct HookPlanTests {
 
     @Test("a right hook: nothing to write, no problem")
     func leavesRightHookAlone() {
-        for events in [["workflow_job", "workflow_run"], ["push", "workflow_run", "workflow_job"], ["*"]] {
+        for events in [["workflow_job", "workflow_run"], ["push", "workflow_run", "workflow_job"]] {
             let plan = HookPlan(hooks: [Self.hook(events: events)], url: Self.url, secret: Self.secret)
             #expect(plan.action == .none, "\(events)")
             #expect(plan.problems.isEmpty, "\(events)")
         }
+    }
+
+    @Test("a hook that sends every event (*) is too wide: the fix narrows it to the two events")
+    func narrowsEveryEvent() {
+        for events in [["*"], ["*", "push"]] {
+            let plan = HookPlan(hooks: [Self.hook(events: events)], url: Self.url, secret: Self.secret)
+            #expect(plan.problems == [.tooWide], "\(events)")
+            #expect(plan.action == .update(id: 7, ["events": ["workflow_job", "workflow_run"]]), "\(events)")
+        }
+        #expect(HookProblem.tooWide.code == "too_wide")
     }
 
     @Test("inactive: only active is sent")

@@ -146,6 +146,34 @@ struct WebhookIngressTests {
         }
     }
 
+    @Test(
+        "a signed body seen before under another X-GitHub-Delivery is 200 duplicate, counted on the first, not applied")
+    func replayedBodyIsDuplicate() async throws {
+        try await withDaemon { daemon in
+            let first = deliveryID("first")
+            let body = Self.queuedJob()
+            #expect(try await daemon.deliver(event: "workflow_job", id: first, body: body).status == 202)
+            let replay = deliveryID("replay")
+            let again = try await daemon.deliver(event: "workflow_job", id: replay, body: body)
+            #expect(again.status == 200)
+            #expect(again.json?["status"] == "duplicate")
+            #expect(again.json?["delivery"] == .string(replay))
+            #expect(again.json?["same_body_as"] == .string(first))
+            let (original, replayed) = try await daemon.read { database in
+                (try database.delivery(id: first), try database.delivery(id: replay))
+            }
+            #expect(original?.duplicates == 1)
+            #expect(replayed == nil, "a replay is counted, not stored and applied again")
+            #expect(try await deliveryCount(daemon) == 1)
+            // A different body under yet another id is applied as usual.
+            let completed = GitHubPayload.body(
+                Self.script.job(
+                    50_000, "lint", "completed", createdAt: 2, startedAt: 3, completedAt: 9, conclusion: "success"))
+            #expect(
+                try await daemon.deliver(event: "workflow_job", id: deliveryID("next"), body: completed).status == 202)
+        }
+    }
+
     @Test("an unsupported event is 200 ignored, recorded with the reason")
     func unsupportedEvent() async throws {
         try await withDaemon { daemon in
@@ -160,6 +188,31 @@ struct WebhookIngressTests {
             #expect(record?.outcome == .ignored)
             #expect(record?.reason == reason)
             #expect(record?.payloadBytes == body.count)
+            // An event the bridge does not use: its headers and the reason, not its payload.
+            #expect(record?.payload == nil)
+        }
+    }
+
+    @Test("X-GitHub-Hook-ID is kept only as GitHub sends it, 1 to 20 digits; anything else is dropped")
+    func hookIDChecked() async throws {
+        try await withDaemon { daemon in
+            let body = try DaemonFixtures.data("check_run.completed.json")
+            let cases: [(String, String?)] = [
+                ("123456789", "123456789"), ("12345678901234567890", "12345678901234567890"),
+                ("123456789012345678901", nil), ("12a", nil), ("\u{1B}[2J" + String(repeating: "x", count: 5_000), nil),
+                ("", nil), ("-1", nil),
+            ]
+            for (index, (header, kept)) in cases.enumerated() {
+                let id = "hook-id-\(index)"
+                // Each body its own (trailing spaces): the same body twice would be a duplicate.
+                let response = try await daemon.deliver(
+                    event: "check_run", id: id, body: body + Data(String(repeating: " ", count: index).utf8),
+                    extraHeaders: [("X-GitHub-Hook-ID", header)])
+                #expect(response.status == 200, "\(header.prefix(20))")
+                let record = try await daemon.read { try $0.delivery(id: id) }
+                #expect(record?.hookID == kept, "\(header.prefix(20))")
+            }
+            #expect(WebhookIngress.hookID(nil) == nil)
         }
     }
 

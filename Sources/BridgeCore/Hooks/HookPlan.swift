@@ -3,7 +3,7 @@
 /// it, or nothing.
 ///
 /// Fixes keep whatever else the hook has (its other events stay, its URL and name are not
-/// touched). A fix that changes `config` sends the whole of it, secret included: GitHub replaces
+/// touched), except `*`, every event, which is narrowed to the two the bridge reads. A fix that changes `config` sends the whole of it, secret included: GitHub replaces
 /// `config` as a whole, so a PATCH without `secret` would leave the hook with none.
 public struct HookPlan: Sendable, Equatable {
     /// The events the bridge reads.
@@ -40,7 +40,12 @@ public struct HookPlan: Sendable, Equatable {
         var patch: [String: JSONValue] = [:]
         if !hook.active { patch["active"] = true }
         let missing = Self.events.filter { !hook.delivers($0) }
-        if !missing.isEmpty { patch["events"] = .array((hook.events + missing).map { .string($0) }) }
+        if hook.events.contains("*") {
+            // Narrowed to what the bridge reads: `*` in place of the other events it would keep.
+            patch["events"] = .array(Self.events.map { .string($0) })
+        } else if !missing.isEmpty {
+            patch["events"] = .array((hook.events + missing).map { .string($0) })
+        }
         if hook.contentType != "json" || hook.insecureSSL != "0" || !hook.hasSecret {
             patch["config"] = Self.config(url: url, secret: secret)
         }
@@ -52,6 +57,7 @@ public struct HookPlan: Sendable, Equatable {
         var problems: [HookProblem] = []
         if !hook.active { problems.append(.inactive) }
         for event in events where !hook.delivers(event) { problems.append(.missingEvent(event)) }
+        if hook.events.contains("*") { problems.append(.tooWide) }
         if hook.contentType != "json" { problems.append(.formContentType) }
         if hook.insecureSSL != "0" { problems.append(.skipsTLSVerification) }
         if !hook.hasSecret { problems.append(.noSecret) }

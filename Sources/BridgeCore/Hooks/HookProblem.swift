@@ -7,6 +7,9 @@ public enum HookProblem: Sendable, Hashable, CustomStringConvertible {
     case inactive
     /// The hook does not send this event (`workflow_job` or `workflow_run`).
     case missingEvent(String)
+    /// The hook sends every event (`*`): each push, issue and comment reaches the bridge, which
+    /// verifies and answers all of them for nothing, and keeps a record of each.
+    case tooWide
     /// `application/x-www-form-urlencoded`: the bridge reads it, but JSON is what it is set up for
     /// and what GitHub's redelivery and the delivery log show plainly.
     case formContentType
@@ -23,6 +26,7 @@ public enum HookProblem: Sendable, Hashable, CustomStringConvertible {
         case .missing: "missing"
         case .inactive: "inactive"
         case .missingEvent(let event): "missing_event:" + event
+        case .tooWide: "too_wide"
         case .formContentType: "form_content_type"
         case .skipsTLSVerification: "insecure_ssl"
         case .noSecret: "no_secret"
@@ -35,6 +39,7 @@ public enum HookProblem: Sendable, Hashable, CustomStringConvertible {
         case .missing: "no hook posts to this URL"
         case .inactive: "the hook is inactive: GitHub sends it nothing"
         case .missingEvent(let event): "the hook does not send \(event) events"
+        case .tooWide: "the hook sends every event (*): the bridge needs only workflow_job and workflow_run"
         case .formContentType: "the hook posts a form (content type form), not JSON"
         case .skipsTLSVerification: "the hook skips TLS certificate verification (insecure_ssl 1)"
         case .noSecret: "the hook has no secret: the bridge cannot verify, and refuses, what it sends"

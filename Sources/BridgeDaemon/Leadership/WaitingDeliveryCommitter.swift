@@ -19,11 +19,17 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
     private let ingestQueue = IngestQueue(maxBatch: 64)
     private let metrics: Metrics
     private let logger: Logger
+    /// How far back a body seen before makes a duplicate (`payload_retention`).
+    private let bodyMemory: Double
 
-    init(database: BridgeDatabase, metrics: Metrics, logger: Logger) {
+    init(
+        database: BridgeDatabase, metrics: Metrics, logger: Logger,
+        bodyMemory: Double = IncomingDelivery.defaultBodyMemory
+    ) {
         self.database = database
         self.metrics = metrics
         self.logger = logger
+        self.bodyMemory = bodyMemory
     }
 
     /// Queues `delivery`; `completion` gets the answer after the group's commit.
@@ -41,7 +47,8 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
     private func drain() {
         let batch = ingestQueue.take()
         guard !batch.isEmpty else { return }
-        let results = Self.commit(batch.map(\.delivery), to: database, metrics: metrics, logger: logger)
+        let results = Self.commit(
+            batch.map(\.delivery), to: database, metrics: metrics, logger: logger, bodyMemory: bodyMemory)
         for (ticket, result) in zip(batch, results) { ingestQueue.answer(ticket, with: result) }
         scheduleDrain()
     }
@@ -52,12 +59,13 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
     /// fails, each delivery is tried again alone (as `BridgeService.ingest` does), so only one the
     /// store cannot take gets a 503, which GitHub redelivers.
     static func commit(
-        _ deliveries: [IncomingDelivery], to database: BridgeDatabase, metrics: Metrics, logger: Logger
+        _ deliveries: [IncomingDelivery], to database: BridgeDatabase, metrics: Metrics, logger: Logger,
+        bodyMemory: Double = IncomingDelivery.defaultBodyMemory
     ) -> [IngestResult] {
         guard !deliveries.isEmpty else { return [] }
         do {
             let results = try database.write { database -> [IngestResult] in
-                let results = try deliveries.map { try commit($0, to: database) }
+                let results = try deliveries.map { try commit($0, to: database, bodyMemory: bodyMemory) }
                 if results.contains(where: { $0.status == 202 }) { try database.notifyWaiting() }
                 return results
             }
@@ -68,7 +76,9 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
                 logger.warning(
                     "could not commit a group of deliveries for the leader; committing each alone",
                     ["count": .number(Double(deliveries.count)), "error": .string("\(error)")])
-                return deliveries.map { commit([$0], to: database, metrics: metrics, logger: logger)[0] }
+                return deliveries.map {
+                    commit([$0], to: database, metrics: metrics, logger: logger, bodyMemory: bodyMemory)[0]
+                }
             }
             logger.error(
                 "could not commit a delivery for the leader; GitHub is told 503 and can redeliver it",
@@ -83,12 +93,22 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
         }
     }
 
-    private static func commit(_ delivery: IncomingDelivery, to database: BridgeDatabase) throws -> IngestResult {
+    private static func commit(_ delivery: IncomingDelivery, to database: BridgeDatabase, bodyMemory: Double) throws
+        -> IngestResult
+    {
+        // The same signed body under another id (a captured delivery replayed): a duplicate.
+        if let original = try database.delivery(withBody: delivery.bodyDigest, since: delivery.receivedAt - bodyMemory),
+            original != delivery.id
+        {
+            try database.recordDuplicate(original, at: delivery.receivedAt)
+            return IncomingDelivery.duplicate(delivery.id, of: original)
+        }
         var record = DeliveryRecord(
             id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
             receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil,
             outcome: .applied, reason: nil, contentType: delivery.contentType, payload: delivery.body,
             payloadBytes: delivery.body.count)
+        record.bodyDigest = delivery.bodyDigest
         switch delivery.decoded {
         case .failure(let error):
             // A malformed delivery is stored as rejected, not waiting; its redelivery (the same id)

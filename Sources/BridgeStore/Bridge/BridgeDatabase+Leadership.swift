@@ -25,8 +25,8 @@ extension BridgeDatabase {
         let first = try store.queryOne(
             """
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                reason, content_type, payload, payload_bytes, duplicates, payload_encoding, waiting)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, true)
+                reason, content_type, payload, payload_bytes, duplicates, payload_encoding, waiting, body_digest)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, true, ?)
             ON CONFLICT (id) DO UPDATE SET duplicates = deliveries.duplicates + 1,
                 last_duplicate_at = excluded.received_at
             RETURNING xmax = 0
@@ -38,6 +38,7 @@ extension BridgeDatabase {
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
                 .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .text((payload?.encoding ?? .identity).rawValue),
+                .string(delivery.bodyDigest),
             ]
         ) { $0.bool(0) ?? false }
         return first == true
@@ -62,13 +63,14 @@ extension BridgeDatabase {
 
     /// Records what the leader made of a waiting delivery (its outcome, reason and run) and that it
     /// no longer waits. Call in the transaction that saves what applying it changed.
-    public func markApplied(_ delivery: DeliveryRecord) throws {
+    /// `keepPayload` false drops the payload the follower stored: an event the bridge does not use.
+    public func markApplied(_ delivery: DeliveryRecord, keepPayload: Bool = true) throws {
         // A delivery left waiting by a build before the time-ordered ids has its id as sent.
         let forms = try storedForms(of: delivery.id, always: true)
         try store.run(
             """
             UPDATE deliveries SET waiting = false, outcome = ?, reason = ?, action = ?, repository = ?, run_id = ?,
-                run_attempt = ?
+                run_attempt = ?\(keepPayload ? "" : ", payload = NULL")
             WHERE id IN (\(Self.placeholders(forms.count))) AND waiting
             """,
             [

@@ -397,5 +397,13 @@ public enum BridgeSchema {
             sql: """
                 ALTER TABLE actions ADD COLUMN instance TEXT;
                 """),
+        // A captured signed body replayed under a new X-GitHub-Delivery is a duplicate: each
+        // delivery keeps its body's SHA-256 (hex), found through a partial index.
+        Migration(
+            name: "remember each delivery's body digest",
+            sql: """
+                ALTER TABLE deliveries ADD COLUMN body_digest TEXT;
+                CREATE INDEX deliveries_by_body ON deliveries (body_digest, received_at) WHERE body_digest IS NOT NULL;
+                """),
     ]
 }

@@ -29,6 +29,8 @@ public struct DeliveryRecord: Sendable, Equatable {
     public var payloadBytes: Int
     /// How many times the same id arrived again.
     public var duplicates: Int
+    /// SHA-256 of the signed body, in hex, when it was recorded at ingress (written, not read back).
+    public var bodyDigest: String?
 
     public init(
         id: String, hookID: String?, event: String, action: String?, receivedAt: UnixTime, repository: String?,
@@ -109,8 +111,8 @@ extension BridgeDatabase {
         try store.run(
             """
             INSERT INTO deliveries (id, hook_id, event, action, received_at, repository, run_id, run_attempt, outcome,
-                reason, content_type, payload, payload_bytes, duplicates, payload_encoding)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                reason, content_type, payload, payload_bytes, duplicates, payload_encoding, body_digest)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """
                 // Shared with other instances: one of them may have committed the same redelivery
                 // since this one looked (that copy waits for the leader; applying twice is harmless).
@@ -122,8 +124,18 @@ extension BridgeDatabase {
                 .int(delivery.runAttempt), .text(delivery.outcome.rawValue), .string(delivery.reason),
                 .string(delivery.contentType), payload.map { .blob($0.bytes) } ?? .null,
                 .integer(Int64(delivery.payloadBytes)), .integer(Int64(delivery.duplicates)),
-                .text((payload?.encoding ?? .identity).rawValue),
+                .text((payload?.encoding ?? .identity).rawValue), .string(delivery.bodyDigest),
             ])
+    }
+
+    /// The delivery recorded with the same signed body (`digest`, SHA-256 in hex) since `since`, if
+    /// any: a captured delivery replayed under a new `X-GitHub-Delivery` is answered as a duplicate
+    /// of it (`deliveries_by_body`).
+    public func delivery(withBody digest: String, since: UnixTime) throws -> String? {
+        try store.queryOne(
+            "SELECT id FROM deliveries WHERE body_digest = ? AND received_at >= ? LIMIT 1",
+            [.text(digest), .real(since)]
+        ) { row in row.string(0).map { DeliveryKey.id(fromStored: $0) } } ?? nil
     }
 
     /// Recent deliveries, newest first; `run` narrows to one run attempt. Both orders come from an

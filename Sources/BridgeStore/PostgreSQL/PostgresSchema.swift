@@ -327,5 +327,12 @@ public enum PostgresSchema {
             sql: """
                 ALTER TABLE actions ADD COLUMN instance text;
                 """),
+        // As SQLite's "remember each delivery's body digest".
+        Migration(
+            name: "remember each delivery's body digest",
+            sql: """
+                ALTER TABLE deliveries ADD COLUMN body_digest text;
+                CREATE INDEX deliveries_by_body ON deliveries (body_digest, received_at) WHERE body_digest IS NOT NULL;
+                """),
     ]
 }
