@@ -160,7 +160,8 @@ public struct WebhookIngress: Sendable {
                     ]))
         }
         let delivery = IncomingDelivery(
-            id: deliveryID, event: event, hookID: Self.hookID(request.header("x-github-hook-id")), contentType: mediaType,
+            id: deliveryID, event: event, hookID: Self.hookID(request.header("x-github-hook-id")),
+            contentType: mediaType,
             body: request.body, receivedAt: clock())
         // Decoded above (IncomingDelivery.init), on this thread; committed with whatever else
         // arrived meanwhile, and answered only after that commit.
