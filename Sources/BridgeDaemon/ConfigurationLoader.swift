@@ -229,6 +229,24 @@ public enum ConfigurationLoader {
                     + "failed to send are not asked for again; list the webhook in github.api.hooks, or set public_url "
                     + "to sweep the hooks that post to <public_url>/webhook")
         }
+        if let actions = configuration.actions {
+            let approvers = Array(Set(actions.rules.filter { $0.offer.contains(.approve) }.flatMap(\.approvers)))
+                .sorted()
+            if !approvers.isEmpty, !configuration.routing.isEnabled {
+                warnings.append(
+                    "actions: without routing, Approve and Reject go to everyone the PushWard key reaches, which is right "
+                        + "only when the key belongs to one of the approvers (\(approvers.joined(separator: ", "))): "
+                        + "this cannot be checked here; with routing.members each approver gets a notification of "
+                        + "their own")
+            } else {
+                let unreachable = approvers.filter { configuration.routing.members[$0] == nil }
+                if !unreachable.isEmpty {
+                    warnings.append(
+                        "actions: the approvers \(unreachable.joined(separator: ", ")) have no routing.members entry, so "
+                            + "no review ever reaches them")
+                }
+            }
+        }
         if let connection = PostgresConnectionString(configuration.database), !connection.isLocal,
             !connection.requiresTLS
         {
@@ -350,6 +368,7 @@ public enum ConfigurationLoader {
                 settings.rules.map { rule in
                     [
                         "offer": .array(rule.offer.sorted().map { .string($0.rawValue) }),
+                        "approvers": .array(rule.approvers.map { .string($0) }),
                         "repositories": globs(rule.repositories), "workflows": globs(rule.workflows),
                         "branches": globs(rule.branches),
                     ]

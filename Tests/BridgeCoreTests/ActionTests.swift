@@ -28,10 +28,14 @@ struct ActionTests {
 
     /// An engine with `actions` (every button by default) and alerts on the default branch.
     static func engine(
-        _ settings: ActionSettings = ActionSettings(publicURL: publicURL), alertRules: [AlertRule] = [.onDefaultBranch]
+        _ settings: ActionSettings = ActionSettings(publicURL: publicURL, rules: reviewRules),
+        alertRules: [AlertRule] = [.onDefaultBranch]
     ) -> BridgeEngine {
         AlertTests.engine(alertRules, actions: settings)
     }
+
+    /// Every button, Approve and Reject for `mona`, who starts no run of these tests.
+    static let reviewRules = [ActionRule(offer: [.rerun, .cancel, .approve], approvers: ["mona"])]
 
     /// The card's content as PushWard last took it.
     static func card(_ engine: BridgeEngine) -> [String: JSONValue] {
@@ -59,12 +63,12 @@ struct ActionTests {
         #expect(settings.publicURL == "https://hooks.example.com")
         #expect(settings.tokenTTL == 3_600)
         #expect(settings.requireAuthentication)
-        #expect(settings.rules == [ActionRule(offer: [.rerun, .cancel, .approve, .reject])])
+        #expect(settings.rules == [ActionRule(offer: [.rerun, .cancel])], "approve needs a rule naming approvers")
         let full = try #require(
             try Self.configuration(
                 #"{"public_url": "https://hooks.example.com/bridge", "token_ttl": "10s", "require_authentication": false,"#
                     + #" "rules": [{"offer": ["rerun"], "repositories": ["acme/*"], "workflows": ["CI"], "branches": ["main"]},"#
-                    + #" {"offer": ["cancel", "approve"]}]}"#
+                    + #" {"offer": ["cancel", "approve"], "approvers": ["mona"]}]}"#
             ).actions)
         #expect(full.tokenTTL == 10)
         #expect(!full.requireAuthentication)
@@ -92,6 +96,15 @@ struct ActionTests {
             (#"{"public_url": "https://h.example", "rules": [{}]}"#, "actions.rules[0].offer"),
             (#"{"public_url": "https://h.example", "rules": [{"offer": ["deploy"]}]}"#, "actions.rules[0].offer"),
             (#"{"public_url": "https://h.example", "rules": [{"offer": ["reject"]}]}"#, "actions.rules[0].offer"),
+            (#"{"public_url": "https://h.example", "rules": [{"offer": ["approve"]}]}"#, "actions.rules[0].approvers"),
+            (
+                #"{"public_url": "https://h.example", "rules": [{"offer": ["approve"], "approvers": ["no spaces"]}]}"#,
+                "actions.rules[0].approvers"
+            ),
+            (
+                #"{"public_url": "https://h.example", "rules": [{"offer": ["approve"], "approvers": ["-mona"]}]}"#,
+                "actions.rules[0].approvers"
+            ),
             (
                 #"{"public_url": "https://h.example", "rules": [{"offer": [], "actors": ["x"]}]}"#,
                 "actions.rules[0].actors"
@@ -179,7 +192,8 @@ struct ActionTests {
     @Test("a run waiting on an environment sends Approve and Reject even without an alert rule for it")
     func review() throws {
         var engine = Self.engine(
-            ActionSettings(publicURL: Self.publicURL, requireAuthentication: false), alertRules: [])
+            ActionSettings(publicURL: Self.publicURL, requireAuthentication: false, rules: Self.reviewRules),
+            alertRules: [])
         let script = RunScript(runID: 3)
         let alerts = AlertTests.play(
             [
@@ -205,7 +219,8 @@ struct ActionTests {
         let waiting = script.job(1, "deploy", "waiting", createdAt: 1)
         for (label, order) in [("queued first", [queued, waiting]), ("waiting first", [waiting, queued])] {
             var engine = Self.engine(
-                ActionSettings(publicURL: Self.publicURL, requireAuthentication: false), alertRules: [])
+                ActionSettings(publicURL: Self.publicURL, requireAuthentication: false, rules: Self.reviewRules),
+                alertRules: [])
             let alerts = AlertTests.play([script.run("requested", at: 0)] + order, on: &engine)
             let key = RunKey(repository: "acme/widgets", runID: 31, attempt: 1)
             #expect(engine.waitingEnvironment(of: key) == "production", "\(label)")

@@ -243,7 +243,7 @@ struct ForkTests {
                 rules: [
                     ActionRule(
                         offer: [.cancel, .approve, .rerun], workflows: [GlobPattern("Deploy*")],
-                        branches: [GlobPattern("main")])
+                        branches: [GlobPattern("main")], approvers: ["mona"])
                 ]),
             widgets: [WidgetSettings(slug: "ci-main", name: "CI on main", branches: [GlobPattern("main")])])
     }

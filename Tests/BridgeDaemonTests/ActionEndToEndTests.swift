@@ -18,6 +18,8 @@ struct ActionEndToEndTests {
     static let secret = "actions-secret-0123456"
     static let token = "ghp_actions_test_token"
     static let publicURL = "https://hooks.example.com/bridge"
+    /// The `rules` member every test's actions get unless it names its own.
+    static let reviewRules = #""rules": [{"offer": ["rerun", "cancel", "approve"], "approvers": ["mona"]}]"#
     static let failing: [[RunScript.Job]] = [
         [RunScript.Job("lint", duration: 5)], [RunScript.Job("test (linux)", duration: 10, conclusion: "failure")],
     ]
@@ -40,8 +42,10 @@ struct ActionEndToEndTests {
             directory = NSTemporaryDirectory() + "actions-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             databasePath = directory + "/bridge.sqlite"
+            // Every button unless the test names its rules; Approve for mona, who starts no run here.
+            let rules = actions.contains(#""rules""#) ? "" : ", " + ActionEndToEndTests.reviewRules
             let section =
-                #""public_url": "\#(ActionEndToEndTests.publicURL)""# + (actions.isEmpty ? "" : ", " + actions)
+                #""public_url": "\#(ActionEndToEndTests.publicURL)""# + (actions.isEmpty ? "" : ", " + actions) + rules
             let json = """
                 {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(databasePath)",
                  \(topLevel)
@@ -459,7 +463,8 @@ struct ActionEndToEndTests {
         #expect(recorded["action"] == "approve")
         #expect(recorded["environment"] == .string(environment), "JSON keeps the name as it is, escaped by JSON")
         #expect(recorded["state"] == "done")
-        #expect(recorded["person"] == "anyone the key reaches")
+        // Without routing the one review notification stands for every approver: the key's owner.
+        #expect(recorded["person"] == "the key's owner, one of mona")
         #expect(recorded["surface"]?.stringValue?.hasPrefix("alert ") == true)
 
         let page = try await AlertEndToEndTests.get("/", port: port)
@@ -476,7 +481,7 @@ struct ActionEndToEndTests {
                 settings: ActivitySettings(),
                 actions: try database.actions(repository: "acme/widgets", runID: 10)))
         let said = try #require(sentences.first { $0.contains("asked for an approval") })
-        #expect(said.contains("anyone the key reaches asked for an approval of prod<script>"))
+        #expect(said.contains("the key's owner, one of mona asked for an approval of prod<script>"))
         #expect(said.hasSuffix("GitHub took it."))
         await bridge.daemon.shutdown()
     }
@@ -497,6 +502,33 @@ struct ActionEndToEndTests {
             })
         let audit = try #require(try bridge.actions(runID: 11).first)
         #expect(audit.person == "octocat (members usr_123)")
+        #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
+        await bridge.daemon.shutdown()
+    }
+
+    @Test("approvers with routing: a review each, to their member, tokens of their own; the press names its approver")
+    func approversRouted() async throws {
+        let bridge = try Bridge(
+            actions: #""rules": [{"offer": ["approve"], "approvers": ["mona", "hubot", "octocat"]}]"#,
+            topLevel: #""routing": {"members": {"octocat": "usr_123", "mona": "usr_mona", "hubot": "usr_hubot"}},"#)
+        bridge.pushward.setKeyKind(.organisation)
+        bridge.slug = RoutingEndToEndTests.personalSlug
+        bridge.github.setPendingDeployments(repository: "acme/widgets", runID: 12, [.init(id: 5, name: "production")])
+        // octocat started the run: the review goes to mona and hubot, never to octocat.
+        await bridge.deliver(Self.waiting(Self.script(12), environment: "production"))
+        #expect(await Self.eventually { bridge.pushward.acceptedNotifications.count == 2 })
+        let reviews = bridge.pushward.acceptedNotifications.map(\.body)
+        let targets = reviews.map { $0["target"]?["members"] }
+        #expect(Set(targets) == [["usr_hubot"], ["usr_mona"]], "\(targets)")
+        let urls = reviews.compactMap { $0["actions"]?.arrayValue?.first?["url"]?.stringValue }
+        #expect(urls.count == 2 && Set(urls).count == 2, "each approver a token of their own")
+        let monas = try #require(reviews.first { $0["target"]?["members"] == ["usr_mona"] })
+        let approve = try #require(monas["actions"]?.arrayValue?.first?["url"]?.stringValue)
+        #expect(try await bridge.press(approve).status == 200)
+        #expect(await Self.eventually { bridge.github.actions.count == 1 })
+        let audit = try #require(try bridge.actions(runID: 12).first)
+        #expect(audit.kind == .approve)
+        #expect(audit.person == "mona", "the record says whose token approved")
         #expect(bridge.pushward.violations.isEmpty, "\(bridge.pushward.violations)")
         await bridge.daemon.shutdown()
     }

@@ -227,7 +227,7 @@ struct CLITests {
                  "github": {"webhook_secrets": ["\(Self.secret)"]\(github)},
                  "pushward": {"budget": "unlimited"},
                  "actions": {"public_url": "https://hooks.example.com/", "token_ttl": "30m",
-                             "rules": [{"offer": ["approve"], "repositories": ["acme/*"]}]},
+                             "rules": [{"offer": ["approve"], "repositories": ["acme/*"], "approvers": ["mona"]}]},
                  "widgets": [{"slug": "ci-main", "name": "CI on main", "branches": ["main"]}]}
                 """)
         }
@@ -239,6 +239,9 @@ struct CLITests {
         #expect(actions?["token_ttl"] == 1_800)
         #expect(actions?["require_authentication"] == true)
         #expect(actions?["rules"]?.arrayValue?.first?["offer"] == ["approve", "reject"])
+        #expect(actions?["rules"]?.arrayValue?.first?["approvers"] == ["mona"])
+        // Without routing the review goes wherever the key reaches: said, since nothing here can check it.
+        #expect(good.stderr.contains("without routing, Approve and Reject go to everyone the PushWard key reaches"))
         #expect(!good.stdout.contains("ghp_secret_token_value"))
         #expect(
             good.json?["widgets"]
@@ -664,5 +667,20 @@ struct ConfigurationLoaderTests {
         loaded.database = "mysql://bridge:hunter2-\u{1F511}@db/bridge"
         let problem = try #require(ConfigurationLoader.servingProblems(loaded).first { $0.key == "database" })
         #expect(!problem.description.contains("hunter2"))
+    }
+}
+
+extension CLITests {
+    @Test("an approver with no routing.members entry is warned about: no review would reach them")
+    func unreachableApproverWarned() throws {
+        var configuration = BridgeConfiguration()
+        configuration.webhookSecrets = ["approvers-secret-0123"]
+        configuration.actions = ActionSettings(
+            publicURL: "https://h.example", rules: [ActionRule(offer: [.approve], approvers: ["mona", "hubot"])])
+        configuration.routing = RoutingSettings(members: ["mona": "usr_mona"])
+        let warnings = ConfigurationLoader.servingWarnings(configuration)
+        #expect(warnings.contains { $0.contains("approvers hubot have no routing.members entry") }, "\(warnings)")
+        configuration.routing = RoutingSettings(members: ["mona": "usr_mona", "hubot": "usr_hubot"])
+        #expect(!ConfigurationLoader.servingWarnings(configuration).contains { $0.contains("approvers") })
     }
 }

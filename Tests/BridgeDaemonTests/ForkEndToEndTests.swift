@@ -16,7 +16,7 @@ import Testing
 struct ForkEndToEndTests {
     typealias Bridge = ActionEndToEndTests.Bridge
     static let rules =
-        #""rules": [{"offer": ["cancel", "approve", "rerun"], "workflows": ["Deploy*"], "branches": ["main"]}]"#
+        #""rules": [{"offer": ["cancel", "approve", "rerun"], "workflows": ["Deploy*"], "branches": ["main"], "approvers": ["mona"]}]"#
     static let widget = #""widgets": [{"slug": "ci-main", "name": "CI on main", "branches": ["main"]}],"#
     static let waves: [[RunScript.Job]] = [[RunScript.Job("deploy", duration: 20)]]
     static let failing: [[RunScript.Job]] = [[RunScript.Job("deploy", duration: 20, conclusion: "failure")]]

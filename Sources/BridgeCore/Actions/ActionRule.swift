@@ -10,15 +10,20 @@ public struct ActionRule: Sendable, Equatable {
     public var repositories: [GlobPattern]
     public var workflows: [GlobPattern]
     public var branches: [GlobPattern]
+    /// The GitHub logins (lower-cased) who may approve or reject a deployment review from a phone:
+    /// Approve and Reject go to each of them on a notification of their own (never to the run's
+    /// own actor), with tokens of their own, and to no one else.
+    public var approvers: [String]
 
     public init(
         offer: Set<ActionKind>, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
-        branches: [GlobPattern] = []
+        branches: [GlobPattern] = [], approvers: [String] = []
     ) {
         self.offer = offer.contains(.approve) ? offer.union([.reject]) : offer.subtracting([.reject])
         self.repositories = repositories
         self.workflows = workflows
         self.branches = branches
+        self.approvers = approvers.map { $0.lowercased() }
     }
 
     /// Whether the rule covers the run. A value the payloads did not carry matches only a list

@@ -9,6 +9,8 @@ public struct ActionSettings: Sendable, Equatable {
     /// Whether notification actions ask for Face ID or the passcode first (PushWard's
     /// `authentication_required`). Card buttons and approval options have no such flag.
     public var requireAuthentication: Bool
+    /// Without `rules`, every run offers Re-run and Cancel; Approve needs a rule naming its
+    /// `approvers`.
     public var rules: [ActionRule]
 
     public static let defaultTokenTTL = 3_600
@@ -16,7 +18,7 @@ public struct ActionSettings: Sendable, Equatable {
 
     public init(
         publicURL: String, tokenTTL: Int = defaultTokenTTL, requireAuthentication: Bool = true,
-        rules: [ActionRule] = [ActionRule(offer: [.rerun, .cancel, .approve])]
+        rules: [ActionRule] = [ActionRule(offer: [.rerun, .cancel])]
     ) {
         self.publicURL = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
         self.tokenTTL = tokenTTL
@@ -27,6 +29,11 @@ public struct ActionSettings: Sendable, Equatable {
     /// The buttons `run` offers: those of the first rule that covers it, none without one.
     public func offers(for run: AlertSubject) -> Set<ActionKind> {
         rules.first { $0.covers(run) }?.offer ?? []
+    }
+
+    /// Who may approve `run`'s deployment reviews: the approvers of the first rule that covers it.
+    public func approvers(for run: AlertSubject) -> [String] {
+        rules.first { $0.covers(run) }?.approvers ?? []
     }
 
     /// The URL a button carries until the daemon puts a token in it: `<public_url>/actions/{rerun}`.

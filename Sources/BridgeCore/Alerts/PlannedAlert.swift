@@ -8,11 +8,16 @@ public struct PlannedAlert: Sendable, Equatable {
     /// The run's card: named in `activity_slug` when the alert is sent, if PushWard has it by
     /// then; nil when the run draws on no card.
     public var activitySlug: String?
+    /// Who this copy is for, when a run's reason goes to several people: a review's approver
+    /// (`Reviewer.recipient`); empty for the one alert of a reason. One row per run, reason and
+    /// recipient.
+    public var recipient: String
 
-    public init(run: RunKey, reason: AlertReason, body: JSONValue, activitySlug: String?) {
+    public init(run: RunKey, reason: AlertReason, body: JSONValue, activitySlug: String?, recipient: String = "") {
         self.run = run
         self.reason = reason
         self.body = body
         self.activitySlug = activitySlug
+        self.recipient = recipient
     }
 }

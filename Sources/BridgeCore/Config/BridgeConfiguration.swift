@@ -492,11 +492,44 @@ public struct BridgeConfiguration: Sendable, Equatable {
                 key: reader.key("forks"),
                 problem: "is not taken: a fork's run never gets a button that acts on GitHub (SECURITY.md, Forks)")
         }
+        let approvers = try reader.strings("approvers") ?? []
+        for login in approvers where !Self.isGitHubLogin(login) {
+            throw ConfigurationError(
+                key: reader.key("approvers"),
+                problem: "\"\(TerminalText.sanitized(login))\" is not a GitHub login (letters, digits and single "
+                    + "hyphens, at most 39)")
+        }
+        if offer.contains(.approve), approvers.isEmpty {
+            throw ConfigurationError(
+                key: reader.key("approvers"),
+                problem: "is required with approve: the GitHub logins of the required reviewers who may approve from "
+                    + "a phone; Approve and Reject go to them alone, never to the run's own actor")
+        }
         let rule = ActionRule(
             offer: offer, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
-            branches: try reader.globs("branches"))
+            branches: try reader.globs("branches"), approvers: approvers)
         try reader.finish()
         return rule
+    }
+
+    /// GitHub's rule for a login: 1 to 39 letters, digits and hyphens, not starting or ending with
+    /// a hyphen, no two in a row.
+    static func isGitHubLogin(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard (1...39).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-")
+        else { return false }
+        for (index, byte) in bytes.enumerated() {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                continue
+            case UInt8(ascii: "-") where bytes[index - 1] != UInt8(ascii: "-"):
+                continue
+            default:
+                return false
+            }
+        }
+        return true
     }
 
     /// One `alerts.rules` entry. `when` defaults to failures and fixes, every glob list to all.

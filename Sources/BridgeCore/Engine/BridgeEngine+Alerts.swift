@@ -23,10 +23,12 @@ extension BridgeEngine {
             configuration.alerts.rules.contains { $0.matches(reason, subject) }
                 || (reason == .waiting && offers.contains(.approve))
         }
+        let reviews = reasons.contains(.waiting) && offers.contains(.approve)
         if reasons.contains(.fixed), try !fixesFailure(key, state: state, provider: provider) {
             reasons.remove(.fixed)
         }
         append(key, state: state, reasons: reasons, subject: subject, offers: offers)
+        if reviews { appendReviews(key, state: state) }
     }
 
     private mutating func append(
@@ -36,12 +38,9 @@ extension BridgeEngine {
         // has the activity (an unknown slug is a 422), waiting a little for its create if need be.
         let slug = cardSlug(of: key)
         let target = dispatch.targetsRefused ? nil : configuration.route(for: state).target
-        var planned = configuration.alerts.alerts(for: reasons.sorted(), subject)
-        // A review the `actions` rules offer buttons for is asked for even without an alert rule.
-        if reasons.contains(.waiting), !planned.contains(where: { $0.0 == .waiting }) {
-            planned.append((.waiting, .active))
-        }
-        for (reason, level) in planned {
+        // Approve and Reject go to the approvers alone (`appendReviews`), never with the run's alert.
+        let offers = offers.subtracting([.approve, .reject])
+        for (reason, level) in configuration.alerts.alerts(for: reasons.sorted(), subject) {
             changes.alerts.append(
                 PlannedAlert(
                     run: key, reason: reason,
@@ -50,6 +49,28 @@ extension BridgeEngine {
                         actions: AlertBook.notificationActions(
                             for: reason, offers: offers, settings: configuration.actions)),
                     activitySlug: slug))
+        }
+    }
+
+    /// A review the `actions` rules offer buttons for: one notification per approver (or, without
+    /// routing, one for them all), with Approve and Reject, asked for even without an alert rule.
+    private mutating func appendReviews(_ key: RunKey, state: RunState) {
+        let slug = cardSlug(of: key)
+        let actions = AlertBook.notificationActions(
+            for: .waiting, offers: [.approve, .reject], settings: configuration.actions)
+        var reviewers = configuration.reviewers(for: state)
+        // A key that refused targets reaches one person: one notification stands for them all.
+        if dispatch.targetsRefused, reviewers.count > 1 {
+            reviewers = [Reviewer(login: nil, target: nil, approvers: reviewers.flatMap(\.approvers))]
+        }
+        for reviewer in reviewers {
+            changes.alerts.append(
+                PlannedAlert(
+                    run: key, reason: .waiting,
+                    body: AlertContent.body(
+                        for: .waiting, state: state, level: .active,
+                        target: dispatch.targetsRefused ? nil : reviewer.target, actions: actions),
+                    activitySlug: slug, recipient: reviewer.recipient))
         }
     }
 

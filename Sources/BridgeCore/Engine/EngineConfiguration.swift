@@ -47,6 +47,16 @@ public struct EngineConfiguration: Sendable {
     /// what a button would cancel, approve or re-run (SECURITY.md, "Forks").
     public func offers(for state: RunState) -> Set<ActionKind> {
         guard let actions, route(for: state) != .nobody, state.origin.isBase else { return [] }
-        return actions.offers(for: AlertSubject(state))
+        let offers = actions.offers(for: AlertSubject(state))
+        // Approve and Reject only where someone may press them (`Reviewer`).
+        guard offers.contains(.approve), reviewers(for: state).isEmpty else { return offers }
+        return offers.subtracting([.approve, .reject])
+    }
+
+    /// Who `state`'s deployment reviews go to (`Reviewer`); none without `actions`, for a run not
+    /// known to be the repository's own, or when no approver may be reached.
+    public func reviewers(for state: RunState) -> [Reviewer] {
+        guard let actions, state.origin.isBase else { return [] }
+        return Reviewer.of(state, approvers: actions.approvers(for: AlertSubject(state)), routing: routing)
     }
 }

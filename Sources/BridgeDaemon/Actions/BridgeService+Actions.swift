@@ -18,6 +18,15 @@ extension BridgeService {
     /// What the audit says when routing does not know who held the phone.
     static let unknownPresser = "anyone the key reaches"
 
+    /// Approve and Reject: buttons that go to the approvers (`Reviewer`).
+    static func isReview(_ kind: ActionKind) -> Bool { kind == .approve || kind == .reject }
+
+    /// The GitHub login a review's recipient names; nil for the notification that stood for every
+    /// approver ("the key's owner, one of …").
+    static func login(_ recipient: String) -> String? {
+        recipient.contains(" ") ? nil : recipient
+    }
+
     // MARK: Minting
 
     /// `planned` as it goes on the wire: each button's placeholder URL replaced by a fresh token,
@@ -109,7 +118,7 @@ extension BridgeService {
                     token,
                     binding(
                         kind, run: alert.run, environment: review ? environment : nil, surface: "alert \(alert.id)",
-                        at: now)
+                        recipient: alert.recipient.isEmpty ? nil : alert.recipient, at: now)
                 ))
             fields["url"] = .string(actions.publicURL + ActionSettings.pathPrefix + token.text)
             armed.append(.object(fields))
@@ -140,10 +149,13 @@ extension BridgeService {
         }
     }
 
+    /// `recipient`: whose notification carries the token (a review's approver); else the run's own
+    /// recipient under routing.
     private func binding(
-        _ kind: ActionKind, run: RunKey, environment: String?, surface: String, at now: UnixTime
+        _ kind: ActionKind, run: RunKey, environment: String?, surface: String, recipient approver: String? = nil,
+        at now: UnixTime
     ) -> ActionBinding {
-        let recipient = engine.runs[run].map { engine.recipient(of: $0).description } ?? nil
+        let recipient = approver ?? engine.runs[run].map { engine.recipient(of: $0).description } ?? nil
         return ActionBinding(
             kind: kind, run: run, environment: environment, recipient: recipient, surface: surface, createdAt: now,
             expiresAt: now + Double(configuration.actions?.tokenTTL ?? ActionSettings.defaultTokenTTL))
@@ -209,9 +221,10 @@ extension BridgeService {
                 return .notFound
             }
             logger.notice("a button was pressed; asking GitHub", metadata)
+            let approver = Self.isReview(binding.kind) ? binding.recipient.flatMap(Self.login) : nil
             try engine.noteAction(
                 binding.kind, on: binding.run,
-                text: binding.kind.requested(by: state.flatMap { engine.recipient(of: $0).person }),
+                text: binding.kind.requested(by: approver ?? state.flatMap { engine.recipient(of: $0).person }),
                 failed: false, at: now, history: StoreHistory(database))
             persistChanges(at: now)
             wakeups.signal()
@@ -245,7 +258,10 @@ extension BridgeService {
                     let problem = engine.actionProblem(
                         binding.kind, on: binding.run, environment: binding.environment,
                         newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
-                    let presser = (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
+                    // A review's token names its approver: the record says whose token approved.
+                    let presser =
+                        (Self.isReview(binding.kind) ? binding.recipient : nil)
+                        ?? (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
                     try database.spendActionTokens(like: binding, at: now)
                     let id = try database.insertAction(
                         binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,

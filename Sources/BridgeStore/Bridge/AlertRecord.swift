@@ -29,6 +29,8 @@ public struct AlertRecord: Sendable, Equatable {
     /// PushWard's `delivery` (`all`, `partial`, `none`), with its `reason` when not all.
     public var delivery: String?
     public var sentAt: UnixTime?
+    /// Who this copy is for (`PlannedAlert.recipient`): a review's approver; empty otherwise.
+    public var recipient: String = ""
 
     public init(
         id: Int64, run: RunKey, reason: AlertReason, body: String, activitySlug: String?, createdAt: UnixTime,
@@ -58,27 +60,28 @@ public struct AlertRecord: Sendable, Equatable {
     }
 }
 
-/// `alerts`: recording a planned alert once per run and reason, the sender's queue and its
+/// `alerts`: recording a planned alert once per run, reason and recipient, the sender's queue and its
 /// bookkeeping, and a run's alerts for the CLI, the admin API and the status page.
 extension BridgeDatabase {
     static let alertColumns = """
         id, repository, run_id, attempt, reason, body, activity_slug, created_at, state, attempts, next_attempt_at,
-        last_attempt_at, status, detail, notification_id, delivery, sent_at
+        last_attempt_at, status, detail, notification_id, delivery, sent_at, recipient
         """
 
-    /// Records a planned alert, due now; nothing when the run already has one for the reason.
+    /// Records a planned alert, due now; nothing when the run already has one for the reason and
+    /// recipient.
     func insert(_ alert: PlannedAlert, at now: UnixTime) throws {
         try store.run(
             """
             INSERT INTO alerts (repository, run_id, attempt, reason, body, activity_slug, created_at, state,
-                next_attempt_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)
-            ON CONFLICT (repository, run_id, reason) DO NOTHING
+                next_attempt_at, recipient)
+            VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
+            ON CONFLICT (repository, run_id, reason, recipient) DO NOTHING
             """,
             [
                 .text(alert.run.repository), .integer(Int64(alert.run.runID)), .integer(Int64(alert.run.attempt)),
                 .text(alert.reason.rawValue), .text(alert.body.canonicalString), .string(alert.activitySlug),
-                .real(now), .real(now),
+                .real(now), .real(now), .text(alert.recipient),
             ])
     }
 
@@ -137,7 +140,7 @@ extension BridgeDatabase {
     }
 
     static func alertRecord(_ row: StoreRow) -> AlertRecord {
-        AlertRecord(
+        var record = AlertRecord(
             id: Int64(row.int(0) ?? 0),
             run: RunKey(repository: row.string(1) ?? "", runID: row.int(2) ?? 0, attempt: row.int(3) ?? 1),
             reason: AlertReason(rawValue: row.string(4) ?? "") ?? .failure, body: row.string(5) ?? "",
@@ -146,5 +149,7 @@ extension BridgeDatabase {
             nextAttemptAt: row.double(10) ?? 0, lastAttemptAt: row.double(11), status: row.int(12),
             detail: row.string(13), notificationID: row.int(14).map(Int64.init), delivery: row.string(15),
             sentAt: row.double(16))
+        record.recipient = row.string(17) ?? ""
+        return record
     }
 }

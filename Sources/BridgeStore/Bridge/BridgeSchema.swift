@@ -399,6 +399,42 @@ public enum BridgeSchema {
                 """),
         // A captured signed body replayed under a new X-GitHub-Delivery is a duplicate: each
         // delivery keeps its body's SHA-256 (hex), found through a partial index.
+        // A review goes to each approver on a notification of its own: one alert per run, reason
+        // and recipient ('' for the run's own alert of a reason, as every row before).
+        Migration(
+            name: "one alert per approver",
+            sql: """
+                CREATE TABLE alerts_per_recipient (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    reason TEXT NOT NULL CHECK (reason IN ('failure', 'fixed', 'waiting', 'action')),
+                    body TEXT NOT NULL,
+                    activity_slug TEXT,
+                    created_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    last_attempt_at REAL,
+                    status INTEGER,
+                    detail TEXT,
+                    notification_id INTEGER,
+                    delivery TEXT,
+                    sent_at REAL,
+                    recipient TEXT NOT NULL DEFAULT '',
+                    UNIQUE (repository, run_id, reason, recipient)
+                );
+                INSERT INTO alerts_per_recipient
+                    (id, repository, run_id, attempt, reason, body, activity_slug, created_at, state, attempts,
+                     next_attempt_at, last_attempt_at, status, detail, notification_id, delivery, sent_at)
+                    SELECT id, repository, run_id, attempt, reason, body, activity_slug, created_at, state, attempts,
+                        next_attempt_at, last_attempt_at, status, detail, notification_id, delivery, sent_at
+                    FROM alerts;
+                DROP TABLE alerts;
+                ALTER TABLE alerts_per_recipient RENAME TO alerts;
+                CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
+                """),
         Migration(
             name: "remember each delivery's body digest",
             sql: """

@@ -327,6 +327,15 @@ public enum PostgresSchema {
             sql: """
                 ALTER TABLE actions ADD COLUMN instance text;
                 """),
+        // As SQLite's "one alert per approver".
+        Migration(
+            name: "one alert per approver",
+            sql: """
+                ALTER TABLE alerts ADD COLUMN recipient text NOT NULL DEFAULT '';
+                ALTER TABLE alerts DROP CONSTRAINT alerts_repository_run_id_reason_key;
+                ALTER TABLE alerts ADD CONSTRAINT alerts_repository_run_id_reason_recipient_key
+                    UNIQUE (repository, run_id, reason, recipient);
+                """),
         // As SQLite's "remember each delivery's body digest".
         Migration(
             name: "remember each delivery's body digest",
