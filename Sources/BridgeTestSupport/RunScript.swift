@@ -86,7 +86,8 @@ public struct RunScript: Sendable {
                     id: id, runID: runID, runAttempt: attempt, name: name, workflowName: workflow, headBranch: branch,
                     headSHA: "abc123", status: status, conclusion: conclusion, createdAt: start + createdAt,
                     startedAt: startedAt.map { start + $0 }, completedAt: completedAt.map { start + $0 },
-                    steps: steps, labels: ["ubuntu-latest"], runnerName: status.rank >= 1 ? "runner-1" : nil),
+                    steps: steps, labels: ["ubuntu-latest"], runnerName: status.rank >= 1 ? "runner-1" : nil,
+                    htmlURL: repository.htmlURL.map { $0 + "/actions/runs/\(runID)/job/\(id)" }),
                 repository: repository, deploymentEnvironment: environment))
     }
 

@@ -326,7 +326,7 @@ struct ActionTests {
         _ = AlertTests.play(events, on: &engine)
         let key = RunKey(repository: "acme/widgets", runID: 6, attempt: 1)
         Self.drain(&engine, at: (engine.runs[key]?.lastChangeAt ?? 0) + 1)
-        #expect(Self.card(engine)["state"] == "Failed: test")
+        #expect(Self.card(engine)["state"] == "Failed: test (linux) · Run")
         let now = (engine.runs[key]?.lastChangeAt ?? 0) + 5
         engine.noteAction(
             .rerun, on: key, text: ActionKind.rerun.requested(by: "m\u{202E}allory\n👩🏽‍💻"), failed: false, at: now,

@@ -114,7 +114,8 @@ struct GenericTemplateTests {
         #expect(harness.violations.isEmpty, "\(harness.violations)")
         #expect(harness.patchContents.contains { $0["accent_color"] == "red" && $0["state"] == "Test 1/2" })
         let stored = try #require(harness.stored())
-        #expect(stored.content["state"] == "Failed: test")
+        // The failing shard, its failed step and how many of the group failed (`FailureSummary`).
+        #expect(stored.content["state"] == "Failed: test (a) · Run · 1 of 2 failed")
         #expect(stored.content["accent_color"] == "red")
     }
 

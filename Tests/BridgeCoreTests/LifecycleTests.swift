@@ -79,8 +79,10 @@ struct LifecycleTests {
         let harness = played(script.deliveries(waves: failing))
         #expect(harness.violations.isEmpty)
         let stored = try #require(harness.stored())
-        #expect(stored.content["state"] == "Failed: test")
+        #expect(stored.content["state"] == "Failed: test (a) · Run · 1 of 2 failed")
         #expect(stored.content["accent_color"] == "red")
+        // The card opens the failing job, where the error is, not the run.
+        #expect(stored.content["url"]?.stringValue?.contains("/job/") == true, "\(stored.content["url"] ?? .null)")
         #expect(stored.content["step_colors"] == ["purple", "red"])
         // Red while test (b) was still running: the frame that reported test (a)'s failure.
         let redWhileRunning = harness.patchContents.contains { content in

@@ -17,7 +17,7 @@ extension ActivityContentBuilder {
             "subtitle": .string(Self.clip(subtitle(for: run), to: Self.textLimit)),
         ]
         let note = run.currentActionNote
-        content.merge(links(for: run, isEnd: end != nil, actions: actions, offers: offers, note: note)) { $1 }
+        content.merge(links(for: run, end: end, actions: actions, offers: offers, note: note)) { $1 }
         content["compact_label"] = Self.compactLabel(current: current, total: total)
         if let end {
             content.merge(Self.endFields(end, note: note)) { $1 }

@@ -43,7 +43,7 @@ public struct ActivityContentBuilder: Sendable {
             "step_labels": .array(Self.padded(labels.map { .string(Self.label($0)) }, to: total, with: "")),
         ]
         let note = run.currentActionNote
-        content.merge(links(for: run, isEnd: end != nil, actions: actions, offers: offers, note: note)) { $1 }
+        content.merge(links(for: run, end: end, actions: actions, offers: offers, note: note)) { $1 }
         if let weights {
             content["step_weights"] = .array(weights.map { .number($0) })
         }
@@ -91,15 +91,18 @@ public struct ActivityContentBuilder: Sendable {
     /// commit or pull request (`secondary_url`), and in the secondary button the action the
     /// `actions` rules offer, if any.
     func links(
-        for run: RunState, isEnd: Bool, actions: ActionSettings?, offers: Set<ActionKind>, note: ActionNote?
+        for run: RunState, end: EndAppearance?, actions: ActionSettings?, offers: Set<ActionKind>, note: ActionNote?
     ) -> [String: JSONValue] {
+        let isEnd = end != nil
         var content: [String: JSONValue] = [:]
-        // A link the payload made unacceptable to PushWard is left off (see `LinkURL`).
-        let runURL = run.runURL
+        // A link the payload made unacceptable to PushWard is left off (see `LinkURL`). A failed
+        // run's end frame opens the failing job (`EndAppearance.link`), where the error is.
+        let runURL = end?.link ?? run.runURL
         if LinkURL.isAcceptable(runURL) {
             content["url"] = .string(runURL)
+            let title = end?.link == nil ? runTitle(for: run) : "Failed job"
             content["url_action"] = [
-                "url": .string(runURL), "title": .string(Self.clip(runTitle(for: run), to: Self.titleLimit)),
+                "url": .string(runURL), "title": .string(Self.clip(title, to: Self.titleLimit)),
             ]
         }
         if let secondary = run.secondaryURL, LinkURL.isAcceptable(secondary.url) {

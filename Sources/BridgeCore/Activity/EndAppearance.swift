@@ -5,6 +5,8 @@ public struct EndAppearance: Sendable, Equatable {
 
     public var state: String
     public var accentColor: String
+    /// Where the end frame's card opens instead of the run: the failing job's page; nil for the run.
+    public var link: String?
 
     public init(state: String, accentColor: String) {
         self.state = state

@@ -86,9 +86,15 @@ extension BridgeEngine {
         guard let completion = state.completion, now >= completion.recognizedAt + settings.endDelay else {
             return builder.desired(for: state, plan: plan, end: nil, actions: configuration.actions, offers: offers)
         }
-        let end = EndAppearance.forConclusion(
-            completion.conclusion, failedStep: plan.firstFailedGroup.map { ActivityContentBuilder.label($0.name) },
-            supersededBy: runBook.supersedingRunNumber(of: state))
+        // GitHub concludes a run whose every job was skipped `success`: it is no success to show.
+        let conclusion = state.allJobsSkipped && completion.conclusion == "success" ? "skipped" : completion.conclusion
+        let failure = FailureSummary.of(plan)
+        var end = EndAppearance.forConclusion(
+            conclusion, failedStep: failure?.text, supersededBy: runBook.supersedingRunNumber(of: state))
+        // A failed run's card opens the failing job, where the error is.
+        if AlertReason.failedConclusions.contains(conclusion), let url = failure?.jobURL, LinkURL.isAcceptable(url) {
+            end.link = url
+        }
         return builder.desired(for: state, plan: plan, end: end, actions: configuration.actions, offers: offers)
     }
 

@@ -77,6 +77,13 @@ public struct RunState: Sendable, Equatable, Codable {
     /// latest `workflow_run` says `action_required` and no job delivery came.
     public var isHeldForApproval: Bool { run?.isHeldForApproval == true && jobs.isEmpty }
 
+    /// Whether the run had jobs and every one of them was skipped (GitHub still concludes it
+    /// `success`).
+    public var allJobsSkipped: Bool {
+        let jobs = workflowJobs
+        return !jobs.isEmpty && jobs.allSatisfy { $0.isFinished && $0.conclusion == "skipped" }
+    }
+
     /// The branch as history and alert replacement know it: a fork's is `owner/name:branch`
     /// (GitHub's own notation for a pull request's head; no branch name holds a `:`), so a fork's
     /// `main` never answers for the repository's `main`. Nil while the origin is unknown: such a
