@@ -89,6 +89,8 @@ public enum RunDocument {
             "branch": state.headBranch.map { .string($0) } ?? .null, "status": .string(stored.status),
             "fork": state.origin.forkName.map { .string($0) } ?? .null,
             "held_for_approval": .bool(state.isHeldForApproval),
+            "flaky": .bool(state.passedOnRerun),
+            "failed_before": state.failedBefore.map { .array($0.map { .string($0) }) } ?? .null,
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsActivity),
             "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,

@@ -175,6 +175,12 @@ enum RunsCommand {
         text += " · \(safe(state.workflowName ?? "workflow")) on \(safe(state.headBranch ?? "?"))"
         text += (state.origin.forkName.map { " from \(safe($0))" } ?? "") + "\n"
         text += "status: \(safe(stored.status))" + (state.completion.map { " (\(safe($0.conclusion)))" } ?? "") + "\n"
+        if state.passedOnRerun {
+            let failed = state.failedBefore ?? []
+            text +=
+                "flaky: passed on re-run (attempt \(state.key.attempt))"
+                + (failed.isEmpty ? "" : "; failed before: " + failed.map(safe).joined(separator: ", ")) + "\n"
+        }
         text += "card: \(safe(stored.slug))" + (ownsActivity ? " (this run holds it)" : " (not held by this run now)")
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
         text += "\nreaches: " + (session?.identity.target.map { safe($0.description) } ?? "everyone the key reaches")

@@ -57,6 +57,7 @@ struct RunStateRoundTripTests {
             InheritedGroup(name: "lint", orderKey: 3, jobCount: 1, succeeded: true),
             InheritedGroup(name: "test", orderKey: 5, jobCount: 2, succeeded: true),
         ]
+        state.failedBefore = ["test (shard-2)", "lint \"quoted\" \u{202E}"]
         state.lastChangeAt = 1_700_000_300.875
         state.completion = RunCompletion(conclusion: "failure", recognizedAt: 1_700_000_301, source: .inferred)
         state.cardDecision = CardDecision(

@@ -39,7 +39,8 @@ public enum AlertContent {
             }
         case .fixed:
             title = "\(repository) · \(workflow) fixed"
-            lines.append("Passing again")
+            // A re-run that passed after its attempt failed is flaky, not fixed by a change.
+            lines.append(state.passedOnRerun ? "Passed on re-run (attempt \(state.key.attempt))" : "Passing again")
         case .waiting:
             title = "\(repository) · \(workflow) waiting for approval"
             if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first, !environment.isEmpty {

@@ -89,8 +89,11 @@ extension BridgeEngine {
         // GitHub concludes a run whose every job was skipped `success`: it is no success to show.
         let conclusion = state.allJobsSkipped && completion.conclusion == "success" ? "skipped" : completion.conclusion
         let failure = FailureSummary.of(plan)
-        var end = EndAppearance.forConclusion(
-            conclusion, failedStep: failure?.text, supersededBy: runBook.supersedingRunNumber(of: state))
+        var end =
+            state.passedOnRerun
+            ? EndAppearance(state: "Passed on re-run (attempt \(state.key.attempt))", accentColor: "green")
+            : EndAppearance.forConclusion(
+                conclusion, failedStep: failure?.text, supersededBy: runBook.supersedingRunNumber(of: state))
         // A failed run's card opens the failing job, where the error is.
         if AlertReason.failedConclusions.contains(conclusion), let url = failure?.jobURL, LinkURL.isAcceptable(url) {
             end.link = url

@@ -278,6 +278,11 @@ public struct BridgeEngine: Sendable {
         {
             earlier = stored
         }
+        if let earlier, let conclusion = earlier.completion?.conclusion,
+            AlertReason.failedConclusions.contains(conclusion)
+        {
+            state.failedBefore = earlier.workflowJobs.filter(\.failed).map(\.name).sorted()
+        }
         if let earlier {
             state.inherited = StepPlanner.plan(for: earlier).groups.map { group in
                 InheritedGroup(

@@ -23,6 +23,9 @@ public struct RunState: Sendable, Equatable, Codable {
     public var historyResolved: Bool
     /// The steps of the previous attempt, for a re-run of failed jobs; empty on attempt 1.
     public var inherited: [InheritedGroup]
+    /// When the attempt before this one failed: the names of its jobs that failed (empty when no
+    /// job delivery named them). Nil on attempt 1 and after an attempt that did not fail.
+    public var failedBefore: [String]?
     public var firstSeenAt: UnixTime
     /// When a delivery last changed this state: the completion grace period counts from here.
     public var lastChangeAt: UnixTime
@@ -76,6 +79,11 @@ public struct RunState: Sendable, Equatable, Codable {
     /// Whether GitHub holds the run for a maintainer's approval and no job of it has run: the
     /// latest `workflow_run` says `action_required` and no job delivery came.
     public var isHeldForApproval: Bool { run?.isHeldForApproval == true && jobs.isEmpty }
+
+    /// Whether this attempt succeeded after the one before it failed: flaky, not simply green.
+    public var passedOnRerun: Bool {
+        key.attempt > 1 && failedBefore != nil && completion?.conclusion == "success" && !allJobsSkipped
+    }
 
     /// Whether the run had jobs and every one of them was skipped (GitHub still concludes it
     /// `success`).

@@ -77,6 +77,15 @@ public enum RunStateJSON {
             out.append(UInt8(ascii: "}"))
         }
         out.append(UInt8(ascii: "]"))
+        if let failed = state.failedBefore {
+            object.key("failedBefore", &out)
+            out.append(UInt8(ascii: "["))
+            for (index, name) in failed.enumerated() {
+                if index > 0 { out.append(JSONByteBuffer.comma) }
+                out.appendString(name)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
         guard object.number("firstSeenAt", state.firstSeenAt, &out),
             object.number("lastChangeAt", state.lastChangeAt, &out)
         else { return false }

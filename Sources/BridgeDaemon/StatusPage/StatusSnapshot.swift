@@ -92,10 +92,9 @@ public struct StatusSnapshot: Sendable {
             listing.status != "completed" || listing.holdsLiveActivity
         }
 
-        /// The link the card's button opens (`url`), else the run's own page.
-        public var gitHubURL: String {
-            shown?.content["url"]?.stringValue ?? desired?.content["url"]?.stringValue ?? runURL
-        }
+        /// The run's own page ("View run on GitHub"): a failed run's card opens its failing job
+        /// instead (`FailureSummary`), one click below this.
+        public var gitHubURL: String { runURL }
     }
 
     public var runs: [Run]
