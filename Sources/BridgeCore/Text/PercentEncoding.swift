@@ -10,6 +10,16 @@
 /// other byte becomes `%XX`. Per byte, a combining mark after a quote cannot hide the quote, as it
 /// can when text is handled per `Character`. No Foundation: the core stays pure.
 public enum PercentEncoding {
+    /// The value of one hex digit, either case; nil for any other byte. For reading `%XX`.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// One path segment: `/` is encoded too.
     public static func pathSegment(_ text: String) -> String {
         encoded(text, keeping: isUnreserved)
