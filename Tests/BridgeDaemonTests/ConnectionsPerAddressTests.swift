@@ -28,35 +28,37 @@ struct ConnectionsPerAddressTests {
         guard connected == 0 else { throw TestFailure("connect: \(errno)") }
         let partial = "POST /webhook HTTP/1.1\r\nHost: x\r\n"
         _ = partial.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         return fd
     }
 
-    /// Whether the server closed `fd` within the read timeout (a read of 0 bytes or a reset),
-    /// rather than keeping it open waiting for the rest of the request (the read times out).
-    static func closedByServer(_ fd: Int32) -> Bool {
+    /// Whether the server closed `fd` within `seconds` (a read of 0 bytes or a reset), rather
+    /// than keeping it open waiting for the rest of the request (the read times out).
+    static func closedByServer(_ fd: Int32, within seconds: Int) -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var byte: UInt8 = 0
         let read = recv(fd, &byte, 1, 0)
         return read == 0 || (read < 0 && errno == ECONNRESET)
     }
 
-    @Test("with max_connections_per_address 2, a third connection from one address is refused; two are held")
+    @Test("with max_connections_per_address 2, one of three connections from one address is refused; two are held")
     func limitApplies() async throws {
         let directory = try ScratchDirectory()
         let json = """
             {"listen": "127.0.0.1:0", "admin_listen": "127.0.0.1:0", "database": "\(directory.path("b.sqlite"))",
-             "github": {"webhook_secrets": ["connections-secret-0123"], "max_connections_per_address": 2}}
+             "github": {"webhook_secrets": ["connections-secret-0123"], "max_connections_per_address": 2,
+                        "request_deadline": "1h"}}
             """
         let daemon = try Daemon.start(
             configuration: try BridgeConfiguration(json: Data(json.utf8)),
             logger: Logger(label: "test", minimumLevel: .error, sink: { _ in }))
-        let held = try (0..<2).map { _ in try Self.hold(port: daemon.port) }
-        defer { held.forEach { close($0) } }
-        let third = try Self.hold(port: daemon.port)
-        defer { close(third) }
-        #expect(Self.closedByServer(third), "the third connection is refused")
-        #expect(!Self.closedByServer(held[0]), "the first two stay open, waiting for their requests")
+        // The listener's threads accept in no set order, so which of three connections made at
+        // once is refused is not fixed: exactly one is, and two stay open waiting for their
+        // requests (an hour's deadline, so only a refusal closes one). Generous for a loaded machine.
+        let connections = try (0..<3).map { _ in try Self.hold(port: daemon.port) }
+        defer { connections.forEach { close($0) } }
+        let closed = connections.map { Self.closedByServer($0, within: 5) }
+        #expect(closed.filter { $0 }.count == 1, "one of three refused, two held: \(closed)")
         await daemon.shutdown()
     }
 }
