@@ -62,6 +62,7 @@ run: build
 	$(SWIFT) run pushward-bridge serve --config $(CONFIG)
 
 test: test-deps
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 	$(SWIFT) build --build-tests
 	rm -rf "$(REQUEST_LOG)" && mkdir -p "$(REQUEST_LOG)"
 	PUSHWARD_FAKE_REQUEST_LOG="$(REQUEST_LOG)" $(SWIFT) test --skip-build

@@ -30,6 +30,7 @@ struct GoldenTests {
             return
         }
         let expected = try String(decoding: Fixtures.data("golden/\(name).jsonl"), as: UTF8.self)
-        #expect(rendered == expected, "golden/\(name).jsonl differs; UPDATE_GOLDEN=1 rewrites it")
+        let diff = LineDiff.describe(expected: expected, actual: rendered)
+        #expect(rendered == expected, "golden/\(name).jsonl differs (UPDATE_GOLDEN=1 rewrites it):\n\(diff)")
     }
 }
