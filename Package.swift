@@ -71,8 +71,13 @@ let package = Package(
         ),
         .testTarget(
             name: "WebhookServerTests",
-            dependencies: ["WebhookServer", "BridgeTestSupport"]
+            dependencies: ["WebhookServer", "BridgeCore", "BridgeTestSupport"]
         ),
     ],
+    // Upcoming features, not on yet: with ExistentialAny and MemberImportVisibility passed by hand
+    // (-enable-upcoming-feature), every target of Sources, BridgeCoreTests and WebhookServerTests
+    // compiles (their imports were made explicit for it), ExistentialAny found nothing, and
+    // BridgeDaemonTests still reaches BridgeStore through transitive imports
+    // (IngressHardeningTests first). Turn both on here once that target imports what it uses.
     swiftLanguageModes: [.v6]
 )

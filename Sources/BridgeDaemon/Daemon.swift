@@ -3,6 +3,7 @@ import BridgeStore
 import Dispatch
 import Foundation
 import GitHubClient
+import HTTPClientSupport
 import PushWardClient
 import WebhookServer
 

@@ -1,3 +1,4 @@
+import BridgeCore
 import Foundation
 
 /// The daemon's counters and histograms, rendered in the Prometheus text format on `/metrics`.

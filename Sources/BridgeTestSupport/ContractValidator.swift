@@ -1,4 +1,5 @@
 import BridgeCore
+import Foundation
 
 /// Checks a request against PushWard's contract (`spec/CONTRACT.md`, "PushWard REST API" and the
 /// "Steps template rules" table), so every request a test produces is held to what the real server

@@ -1,4 +1,5 @@
 import BridgeCore
+import Foundation
 
 /// Plain aligned columns for terminal listings.
 enum Table {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which engine the `database` setting selects: a path is an SQLite file, a `postgresql://` (or
 /// `postgres://`) URI is a PostgreSQL database, and anything else that looks like a URI is refused.
 ///

@@ -1,3 +1,5 @@
+import Foundation
+
 /// `github.api`: how the bridge talks to GitHub's REST API to recover what webhooks missed
 /// (redelivering failed deliveries, looking up runs no delivery has spoken of for a while).
 /// Absent: no request is ever made to GitHub and the daemon works from webhooks alone.

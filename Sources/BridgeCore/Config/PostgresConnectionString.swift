@@ -1,3 +1,5 @@
+import Foundation
+
 /// A PostgreSQL connection string read as libpq reads it (`fe-connect.c`: `conninfo_uri_parse`
 /// and `conninfo_parse`), for what the bridge prints of it and what it checks before connecting:
 /// the secrets redacted, the hosts, the parameters.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parses the RFC 3339 timestamps GitHub puts in webhook payloads into `UnixTime`.
 ///
 /// Hand-written rather than `DateFormatter`/`ISO8601DateFormatter` because a delivery carries

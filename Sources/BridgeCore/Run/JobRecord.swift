@@ -1,3 +1,5 @@
+import Foundation
+
 /// What the bridge knows of one job: the furthest-along snapshot GitHub sent of it.
 ///
 /// Deliveries arrive in any order and may repeat, so a record is never overwritten by an older

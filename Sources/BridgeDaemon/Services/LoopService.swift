@@ -1,3 +1,4 @@
+import BridgeCore
 import Foundation
 
 /// A background loop as a service: `start` spawns its task, `shutdown` cancels it, wakes it from

@@ -1,3 +1,4 @@
+import BridgeCore
 import Foundation
 
 /// One part of the daemon with a lifetime of its own: the store, the dispatcher, a listener, a

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
