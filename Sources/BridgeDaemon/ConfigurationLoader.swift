@@ -97,7 +97,8 @@ public enum ConfigurationLoader {
 
     /// A secret from, in order of preference: systemd credential `credential`, the file named by
     /// `<name>_FILE`, the variable `<name>`. Trailing newlines are dropped (editors add them).
-    static func secret(_ name: String, credential: String, _ environment: [String: String]) throws(ConfigurationError)
+    public static func secret(_ name: String, credential: String, _ environment: [String: String])
+        throws(ConfigurationError)
         -> String?
     {
         if let directory = environment["CREDENTIALS_DIRECTORY"] {

@@ -38,11 +38,6 @@ public struct AnsweringHarness: Sendable {
         pump()
     }
 
-    /// Updates (POST and PATCH) PushWard accepted.
-    public var acceptedUpdates: Int {
-        sent.filter { $0.planned.request.method != .delete && (200..<300).contains($0.status) }.count
-    }
-
     private mutating func pump() {
         for _ in 0..<64 {
             let due = engine.dueRequests(at: clock, inFlight: [])

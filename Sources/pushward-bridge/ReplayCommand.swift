@@ -47,16 +47,16 @@ enum ReplayCommand {
                     + "PUSHWARD_WEBHOOK_SECRETS")
             return .success(secret)
         }
-        var fromEnvironment: String?
-        if let path = environment["PUSHWARD_WEBHOOK_SECRETS_FILE"],
-            let data = FileManager.default.contents(atPath: path)
-        {
-            fromEnvironment = String(decoding: data, as: UTF8.self)
-        } else {
-            fromEnvironment = environment["PUSHWARD_WEBHOOK_SECRETS"]
-        }
-        if let text = fromEnvironment, let first = ConfigurationLoader.webhookSecrets(fromLines: text).first {
-            return .success(first)
+        // As serve reads it: the credential, the _FILE, the variable.
+        do throws(ConfigurationError) {
+            let text = try ConfigurationLoader.secret(
+                "PUSHWARD_WEBHOOK_SECRETS", credential: "webhook_secrets", environment)
+            if let first = text.flatMap({ ConfigurationLoader.webhookSecrets(fromLines: $0).first }) {
+                return .success(first)
+            }
+        } catch {
+            CLI.error(error.description)
+            return .failure(.configuration)
         }
         return .failure(
             CLI.usage(

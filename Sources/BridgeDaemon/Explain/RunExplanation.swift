@@ -249,12 +249,13 @@ public enum RunExplanation {
         return sentences
     }
 
-    /// The field a rejected request's answer named and the card dropped (`RefusedField`).
+    /// The field a rejected request's answer named and the card dropped (`RefusedField`): both
+    /// record the problem's summary.
     static func droppedField(_ push: RequestRecord, _ facts: Facts) -> String? {
         guard let session = facts.session?.session, session.owner == facts.run.state.key,
             let dropped = session.droppedFields
         else { return nil }
-        return dropped.first { $0.value.hasSuffix(push.detail ?? "\u{0}") || push.detail == $0.value }?.key
+        return dropped.first { $0.value == push.detail }?.key
     }
 
     static func problems(_ facts: Facts) -> [String] {
