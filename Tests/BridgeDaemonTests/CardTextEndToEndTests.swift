@@ -86,5 +86,15 @@ struct CardTextEndToEndTests {
         let stored = try #require(try database.storedRun(RunKey(repository: "acme/widgets", runID: 41, attempt: 1)))
         let session = try #require(try database.session(slug: stored.slug))
         #expect(session.stored.session.droppedFields?["step_labels"]?.hasPrefix("422") == true)
+        // Said on the run: by explain next to the refusal, and by runs show.
+        let sentences = RunExplanation.sentences(
+            RunExplanation.Facts(
+                run: stored, session: session.stored, acknowledged: session.acknowledged,
+                requests: try database.requests(for: stored.state.key), deliveries: [], settings: ActivitySettings()))
+        #expect(sentences.contains { $0.contains("went on without step_labels") }, "\(sentences)")
+        let shown = try await BridgeProcess.run(
+            ["runs", "show", "41", "--database", bridge.databasePath, "--no-color"], in: try ScratchDirectory())
+        #expect(shown.stdout.contains("dropped after a refusal: step_labels (422"), "\(shown.stdout)")
+        await bridge.daemon.shutdown()
     }
 }
