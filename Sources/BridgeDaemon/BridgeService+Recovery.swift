@@ -5,7 +5,7 @@ import Foundation
 /// What recovery (`GitHubRecovery`) reads from and writes to the store, on the store's queue. A
 /// store that cannot be read ends the sweep without recording it, so the next one reads the same
 /// stretch of the log again; the failure is logged. Every write is the leader's, so each carries
-/// the fence (`leaderWrite`): a deposed leader's late record of a sweep, a request or a give-up
+/// the fence (a leader's `turn`): a deposed leader's late record of a sweep, a request or a give-up
 /// changes nothing, and it steps down.
 extension BridgeService {
     /// Of `guids`, those stored; and what was asked of each before. Nil when the store failed.
@@ -42,8 +42,8 @@ extension BridgeService {
 
     func recordSweep(hook: String, examinedThrough: UnixTime, at now: UnixTime) {
         do {
-            try leaderWrite("recording a sweep") { database in
-                try database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
+            try turn("recording a sweep", at: now) { turn in
+                try turn.database.recordSweep(hook: hook, examinedThrough: examinedThrough, at: now)
             }
         } catch is LeadLost {
             // Deposed: the next leader's sweep reads this stretch of the log again.
@@ -55,8 +55,8 @@ extension BridgeService {
     /// Records the GUIDs a sweep gave up on, so none is said again.
     func recordGivenUp(_ deliveries: [HookDelivery], at now: UnixTime) {
         do {
-            try leaderWrite("recording a delivery given up on") { database in
-                for delivery in deliveries { try database.recordGivenUp(delivery.guid, at: now) }
+            try turn("recording a delivery given up on", at: now) { turn in
+                for delivery in deliveries { try turn.database.recordGivenUp(delivery.guid, at: now) }
             }
         } catch is LeadLost {
             // Deposed: the next leader gives it up in its own sweep.
@@ -69,8 +69,8 @@ extension BridgeService {
     /// is then not sent: an unrecorded request would not count towards giving up).
     func recordRecoveryRequest(_ delivery: HookDelivery, hook: String, at now: UnixTime) -> Bool {
         do {
-            try leaderWrite("counting a redelivery request") { database in
-                try database.recordRecoveryRequest(delivery, hook: hook, at: now)
+            try turn("counting a redelivery request", at: now) { turn in
+                try turn.database.recordRecoveryRequest(delivery, hook: hook, at: now)
             }
             return true
         } catch is LeadLost {
@@ -92,11 +92,8 @@ extension BridgeService {
 
     /// The API said `key` goes on: its quiet period starts again (written with the run).
     func heardFromAPI(_ key: RunKey, at now: UnixTime) {
-        engine.heardFromAPI(key, at: now)
         do {
-            try leaderWrite("recording a run lookup") { database in
-                try database.save(engine.rows(for: engine.takeChanges(), at: now), at: now)
-            }
+            try turn("recording a run lookup", at: now) { turn in turn.engine.heardFromAPI(key, at: now) }
         } catch is LeadLost {
             // Deposed: the next leader reads the run as the store has it.
         } catch {

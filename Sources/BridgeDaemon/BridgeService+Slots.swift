@@ -13,9 +13,9 @@ extension BridgeService {
     /// and are never patched as if showing (`BridgeEngine.observePreempted`).
     public func observePreempted(_ slugs: [String], at now: UnixTime) {
         guard lead.allows(.start) else { return }
-        engine.observePreempted(Set(slugs), at: now)
-        persistChanges(at: now)
-        wakeups.signal()
-        publishSnapshot()
+        step("recording the preempted activities", at: now) { turn in
+            turn.engine.observePreempted(Set(slugs), at: now)
+            turn.wakesDispatcher = true
+        }
     }
 }

@@ -30,8 +30,8 @@ public actor BridgeService {
     nonisolated let boards: ServiceBoards
     /// Whether this instance leads, and the one rule for leader-only work (`LeaderState`).
     var lead: LeaderState
-    /// The alert sender's state (`AlertOutbox`, `BridgeService+Alerts.swift`).
-    var alerts: AlertOutbox
+    /// The alerts' sending (`AlertSender`).
+    var alerts: AlertSender
     /// Cards and widgets with a request out (`InFlight`).
     var inFlight = InFlight()
     /// When the snapshot's counts were last taken, and the budget level last logged (`Publishing`).
@@ -40,6 +40,8 @@ public actor BridgeService {
     private var retention = RetentionPass()
     /// Set when a failed commit could not be followed by a reload from the store.
     private var needsReload = false
+    /// Records and applies each delivery (`DeliveryRecorder`).
+    let recorder: DeliveryRecorder
 
     /// `engine`: complete, as `EngineLoader` builds it from `configuration` (the service never
     /// patches settings into it). `answers`: on PostgreSQL, a second connection to the same
@@ -55,6 +57,8 @@ public actor BridgeService {
         self.database = database
         self.engine = engine
         self.outlets = ServiceOutlets(logger: logger, metrics: metrics)
+        self.recorder = DeliveryRecorder(
+            logger: logger, metrics: metrics, payloadRetention: configuration.payloadRetention)
         self.queue = ServiceQueue(
             answers: answers.map {
                 WaitingDeliveryCommitter(
@@ -66,7 +70,9 @@ public actor BridgeService {
             leadership: database.isShared ? LeadershipBoard() : nil, checkpointer: checkpointer,
             databasePath: database.path)
         self.lead = LeaderState(fence: boards.leaderFence)
-        self.alerts = AlertOutbox(nextDue: settings.sendsAlerts ? ((try? database.nextAlertDue()) ?? nil) : nil)
+        self.alerts = AlertSender(
+            sendsNotifications: configuration.sendsNotifications,
+            nextDue: settings.sendsAlerts ? ((try? database.nextAlertDue()) ?? nil) : nil)
     }
 
     // MARK: Read without entering the queue
@@ -84,7 +90,6 @@ public actor BridgeService {
     public nonisolated var pacesRequests: Bool { settings.pacesRequests }
     nonisolated var logger: Logger { outlets.logger }
     public nonisolated var metrics: Metrics { outlets.metrics }
-    nonisolated var deliveryLog: RefusalLog { outlets.deliveryLog }
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     public nonisolated var wakeups: WakeupSignal { outlets.wakeups }
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -152,35 +157,26 @@ public actor BridgeService {
         if !lead.allows(.write) { return queueForLeader(deliveries) }
         if needsReload { reloadFromStore() }
         do {
-            var plannedAlerts = false
-            let results = try database.write { database throws -> [IngestResult] in
-                try lead.fence(database)
+            let at = deliveries.map(\.receivedAt).max() ?? 0
+            let results = try turn("a delivery's commit", at: at) { turn throws -> [IngestResult] in
                 var results: [IngestResult] = []
                 results.reserveCapacity(deliveries.count)
-                for delivery in deliveries { results.append(try record(delivery)) }
-                // One write per run and card the group touched, as they stand after all of it.
-                let at = deliveries.map(\.receivedAt).max() ?? 0
-                let rows = engine.rows(for: engine.takeChanges(), at: at)
-                try database.save(rows, at: at)
-                plannedAlerts = !rows.alerts.isEmpty
+                for delivery in deliveries { results.append(try recorder.record(delivery, in: &turn)) }
+                // The door writes one row per run and card the group touched, as they stand after all of it.
+                turn.wakesDispatcher = results.contains { $0.status == 202 }
                 return results
             }
-            if plannedAlerts { noteAlertsPlanned(at: deliveries.map(\.receivedAt).max() ?? 0) }
             logLevelChange()
             metrics.observe("ingest_batch_size", Double(deliveries.count), buckets: Metrics.batchBuckets)
-            if results.contains(where: { $0.status == 202 }) { wakeups.signal() }
             metrics.countAnswers(deliveries, results)
-            publishSnapshot()
             return results
         } catch is LeadLost {
-            stepDown(because: "a delivery's commit found another instance leading")
             return queueForLeader(deliveries)
         } catch {
             // The transaction rolled back; the store is the truth. Reloading from it (rather than
             // copying the whole engine before every group, which costs a copy of every run) puts
             // the core back where the store is.
             reloadFromStore()
-            publishSnapshot()
             if deliveries.count > 1 {
                 logger.warning(
                     "could not commit a group of deliveries; committing each alone",
@@ -207,6 +203,72 @@ public actor BridgeService {
         }
     }
 
+    // MARK: The door
+
+    /// Whose writes a turn makes: the leader's (the transaction starts with the fence, so a deposed
+    /// leader's turn changes nothing and it steps down), or any instance's (a press, which a
+    /// follower records too).
+    enum Writer {
+        case leader
+        case anyInstance
+    }
+
+    /// The one way in for a turn of work that writes: opens the transaction (with the leader's
+    /// fence unless `writer` says any instance may), hands `body` the database, the engine and the
+    /// turn's log and metrics (`ServiceTurn`), then writes the rows of whatever the engine changed,
+    /// commits, publishes the snapshot, and wakes the dispatcher when the turn asked or planned an
+    /// alert: each once. Nothing else in the daemon opens a write transaction on the service's
+    /// database or does those three.
+    ///
+    /// A turn that fails rolls back: what the engine changed stays pending, to be written by the
+    /// next turn (a caller that cannot trust the engine after a failure reloads it from the store,
+    /// as `ingest` does). A turn that found another instance leading steps down (`purpose` says
+    /// which turn) and throws `LeadLost`.
+    @discardableResult
+    func turn<T>(
+        _ purpose: String, at now: UnixTime, writer: Writer = .leader, _ body: (inout ServiceTurn) throws -> T
+    ) throws -> T {
+        var turn = ServiceTurn(database: database, engine: BridgeEngine(), now: now, log: logger, metrics: metrics)
+        swap(&turn.engine, &engine)
+        var outcome: Result<T, any Error>
+        do {
+            outcome = .success(
+                try database.write { database throws -> T in
+                    if writer == .leader { try lead.fence(database) }
+                    let value = try body(&turn)
+                    // The rows of a follower's engine are the leader's to write.
+                    guard writer == .leader else { return value }
+                    let changes = turn.engine.takeChanges()
+                    guard !changes.isEmpty else { return value }
+                    do {
+                        let rows = turn.engine.rows(for: changes, at: turn.now)
+                        try database.save(rows, at: turn.now)
+                        turn.plannedAlerts = !rows.alerts.isEmpty
+                    } catch {
+                        turn.engine.changes = changes
+                        throw error
+                    }
+                    return value
+                })
+        } catch {
+            outcome = .failure(error)
+        }
+        // The engine back, whatever the body did.
+        swap(&turn.engine, &engine)
+        switch outcome {
+        case .failure(let error) where error is LeadLost:
+            stepDown(because: "\(purpose) found another instance leading")
+            throw error
+        case .failure(let error):
+            throw error
+        case .success(let value):
+            if turn.plannedAlerts { alerts.outbox.planned(at: turn.now) }
+            publishSnapshot()
+            if turn.wakesDispatcher || turn.plannedAlerts { wakeups.signal() }
+            return value
+        }
+    }
+
     /// Says once when the push budget moved new runs to another level, after the group that did it.
     func logLevelChange() {
         guard let previous = publishing.levelChanged(to: engine.levelInForce) else { return }
@@ -218,131 +280,6 @@ public actor BridgeService {
                 "budget.used": engine.budget.map { .number(Double($0.used)) } ?? .null,
                 "budget.limit": engine.budget?.limit.map { .number(Double($0)) } ?? .null,
             ])
-    }
-
-    /// Records one delivery and applies it to the core, inside the caller's transaction; the
-    /// runs and cards it changed are written by the caller once the whole group is applied.
-    /// `waiting`: the delivery is stored already, committed by a follower for this leader, and its
-    /// row gets the outcome instead of a new row.
-    func record(_ delivery: IncomingDelivery, waiting: Bool = false) throws -> IngestResult {
-        let database = database
-        let keep: (DeliveryRecord) throws -> Void =
-            waiting
-            ? { try database.markApplied($0) } : { try database.insert($0, stored: delivery.storedPayload) }
-        if !waiting, try database.hasDelivery(delivery.id) {
-            try database.recordDuplicate(delivery.id, at: delivery.receivedAt)
-            return IncomingDelivery.duplicate(delivery.id)
-        }
-        // The same signed body under another id: a captured delivery replayed, counted on the first.
-        if !waiting,
-            let original = try database.delivery(
-                withBody: delivery.bodyDigest, since: delivery.receivedAt - Double(configuration.payloadRetention))
-        {
-            try database.recordDuplicate(original, at: delivery.receivedAt)
-            deliveryLog.say(
-                "replayed_body", .warning,
-                "a delivery repeats the signed body of an earlier one: answered as a duplicate",
-                ["github.delivery": .string(delivery.id), "github.original_delivery": .string(original)],
-                at: delivery.receivedAt)
-            return IncomingDelivery.duplicate(delivery.id, of: original)
-        }
-        // Built only for a line that is written.
-        var metadata: [String: JSONValue] {
-            ["github.delivery": .string(delivery.id), "github.event": .string(delivery.event)]
-        }
-        var record = DeliveryRecord(
-            id: delivery.id, hookID: delivery.hookID, event: delivery.event, action: nil,
-            receivedAt: delivery.receivedAt, repository: nil, runID: nil, runAttempt: nil, outcome: .applied,
-            reason: nil, contentType: delivery.contentType, payload: delivery.body, payloadBytes: delivery.body.count)
-        record.bodyDigest = delivery.bodyDigest
-        let event: WebhookEvent
-        switch delivery.decoded {
-        case .success(let decoded):
-            event = decoded
-        case .failure(let error):
-            record.outcome = .rejected
-            record.reason = error.description
-            try keep(record)
-            deliveryLog.say(
-                "malformed_payload", .warning, "rejected a malformed delivery",
-                metadata.merging(["reason": .string(error.description)]) { $1 }, at: delivery.receivedAt)
-            return IngestResult(
-                status: 400,
-                body: [
-                    "error": "malformed_payload", "detail": .string(error.description),
-                    "delivery": .string(delivery.id),
-                ])
-        }
-        Self.describe(event, into: &record)
-        let outcome = try engine.receive(event, at: delivery.receivedAt, history: StoreHistory(database))
-        switch outcome {
-        case .applied(let key):
-            try keep(record)
-            // Checked first: building the line's metadata costs more than the rest of the answer.
-            if logger.minimumLevel <= .debug {
-                logger.debug(
-                    "applied a delivery",
-                    metadata.merging([
-                        "github.repository": .string(key.repository), "run.id": .number(Double(key.runID)),
-                        "run.attempt": .number(Double(key.attempt)),
-                    ]) { $1 })
-            }
-            return IngestResult(
-                status: 202,
-                body: [
-                    "status": "accepted", "delivery": .string(delivery.id), "repository": .string(key.repository),
-                    "run_id": .number(Double(key.runID)), "run_attempt": .number(Double(key.attempt)),
-                ])
-        case .ignored(let reason):
-            record.outcome = .ignored
-            record.reason = reason
-            if case .unsupported = event {
-                // An event the bridge does not use: its headers and the reason are kept, never its
-                // payload (a hook that sends everything would otherwise store every push).
-                record.payload = nil
-                try waiting ? database.markApplied(record, keepPayload: false) : database.insert(record, stored: nil)
-            } else {
-                try keep(record)
-            }
-            deliveryLog.say(
-                "ignored_delivery", .info, "ignored a delivery", metadata.merging(["reason": .string(reason)]) { $1 },
-                at: delivery.receivedAt)
-            return IngestResult(
-                status: 200, body: ["status": "ignored", "reason": .string(reason), "delivery": .string(delivery.id)])
-        case .ping(let warning):
-            record.outcome = .ignored
-            record.reason = warning.map { "ping: \($0)" } ?? "ping"
-            try keep(record)
-            if let warning {
-                logger.warning(
-                    "the webhook is missing events the bridge needs",
-                    metadata.merging(["warning": .string(warning)]) { $1 })
-            } else {
-                logger.info("ping received: the webhook sends what the bridge needs", metadata)
-            }
-            var body: [String: JSONValue] = ["status": "pong", "delivery": .string(delivery.id)]
-            if let warning { body["warning"] = .string(warning) }
-            return IngestResult(status: 200, body: .object(body))
-        }
-    }
-
-    static func describe(_ event: WebhookEvent, into record: inout DeliveryRecord) {
-        switch event {
-        case .workflowRun(let delivery):
-            record.action = delivery.action
-            record.repository = delivery.repository.fullName
-            record.runID = delivery.run.id
-            record.runAttempt = delivery.run.runAttempt
-        case .workflowJob(let delivery):
-            record.action = delivery.action
-            record.repository = delivery.repository.fullName
-            record.runID = delivery.job.runID
-            record.runAttempt = delivery.job.runAttempt
-        case .ping(let ping):
-            record.repository = ping.repository?.fullName
-        case .unsupported:
-            break
-        }
     }
 
     /// Rebuilds the core's state from the store after a failed commit; when the store cannot be
@@ -366,25 +303,75 @@ public actor BridgeService {
 
     // MARK: Dispatching
 
+    /// The alerts due now, each counted as attempted before it is handed out (`AlertSender.due`).
+    public func dueAlerts(at now: UnixTime) -> [AlertRecord] {
+        guard lead.allows(.start), alerts.outbox.opens(at: now) else { return [] }
+        do {
+            return try turn("starting an alert's attempt", at: now) { try alerts.due(in: &$0) }
+        } catch is LeadLost {
+            // Deposed: what was planned goes back to the new leader, which reads the rows.
+            return []
+        } catch {
+            logger.error("could not read the alerts due; trying again shortly", ["error": .string("\(error)")])
+            alerts.outbox.unreadable(at: now)
+            return []
+        }
+    }
+
+    /// Records what PushWard answered to an alert's POST, and what follows from it
+    /// (`AlertSender.complete`).
+    public func completeAlert(_ record: AlertRecord, answer: NotificationAnswer, dryRun: Bool, at now: UnixTime) {
+        alerts.outbox.finished(record.id)
+        do {
+            try turn("recording an alert's answer", at: now) {
+                try alerts.complete(record, answer: answer, dryRun: dryRun, in: &$0)
+            }
+        } catch is LeadLost {
+            return
+        } catch {
+            logger.error(
+                "could not record an alert's answer",
+                ["alert.id": .number(Double(record.id)), "error": .string("\(error)")])
+        }
+    }
+
     /// Moves time on (completions by grace) and returns every request due now, one per card and
     /// none for a card whose previous request is still out: ten changes during one request become
     /// one follow-up, computed from the latest state when it is sent.
+    ///
+    /// One turn: the cards' claims (several instances) and what the engine moved are committed
+    /// before any request goes. A turn that fails sends nothing; its cards are looked at again.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         guard lead.allows(.start) else { return [] }
-        let due = engine.dueRequests(at: now, inFlight: inFlight.cards.union(cardsClaimedElsewhere(at: now)))
-        countPacerHeld()
-        guard claim(due.map(\.request.slug), at: now) else { return [] }
-        inFlight.send(cards: due.map(\.request.slug))
-        planAlertsOfFinishedRuns()
-        persistChanges(at: now)
-        publishSnapshot()
-        return due
+        let claimedElsewhere = cardsClaimedElsewhere(at: now)
+        var planned: [String] = []
+        do {
+            let due = try turn("claiming a card", at: now) { turn throws -> [PlannedRequest] in
+                let due = turn.engine.dueRequests(at: now, inFlight: inFlight.cards.union(claimedElsewhere))
+                planned = due.map(\.request.slug)
+                try claim(planned, in: turn)
+                alerts.planFinishedRuns(in: &turn)
+                return due
+            }
+            countPacerHeld()
+            inFlight.send(cards: planned)
+            return due
+        } catch {
+            countPacerHeld()
+            engine.markDirty(planned)
+            if !(error is LeadLost) {
+                logger.warning(
+                    "could not claim cards before sending; trying again at the next turn",
+                    ["error": .string("\(error)")])
+            }
+            return []
+        }
     }
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
         [
-            engine.nextWakeup(after: now), alerts.nextWakeup, engine.nextWidgetWakeup(after: now),
+            engine.nextWakeup(after: now), alerts.outbox.nextWakeup, engine.nextWidgetWakeup(after: now),
             lead.nextClaimEnd,
         ]
         .compactMap { $0 }.min()
@@ -394,12 +381,6 @@ public actor BridgeService {
     /// acknowledged content as it was, so the next attempt is computed against what PushWard holds.
     public func complete(_ planned: PlannedRequest, answer: PushWardAnswer, dryRun: Bool, at now: UnixTime) {
         inFlight.answered(card: planned.request.slug)
-        let quotaWasExhausted = engine.gate.quotaExhausted(at: now)
-        let targetsWereRefused = engine.gate.targetsRefusedAt != nil
-        let effect = engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
-        if case .quotaExhausted = effect { usageRefresh.signal() }
-        // The account is full: read what it holds, so the oldest ended activities are tidied.
-        if case .roomNeeded = effect { usageRefresh.signal() }
         let status: Int?
         let detail: String?
         switch answer {
@@ -413,14 +394,34 @@ public actor BridgeService {
             status = nil
             detail = reason
         }
-        report(effect, planned: planned, quotaWasExhausted: quotaWasExhausted, targetsWereRefused: targetsWereRefused)
         metrics.add(
             "pushward_requests_total",
             labels: ["kind": planned.kind.rawValue, "status": status.map(String.init) ?? "none"])
-        if case .willRetry = effect { metrics.add("pushward_retries_total") }
-        wakeups.signal()
-        record(planned, status: status, outcome: dryRun ? "dry-run" : Self.outcome(effect), detail: detail, at: now)
-        publishSnapshot()
+        step("recording a push", at: now) { turn in
+            let quotaWasExhausted = turn.engine.gate.quotaExhausted(at: now)
+            let targetsWereRefused = turn.engine.gate.targetsRefusedAt != nil
+            let effect = turn.engine.handle(answer, for: planned, at: now, jitter: Double.random(in: 0...1))
+            // Spent, or the account is full: the usage is read again (the oldest ended activities
+            // are then tidied).
+            switch effect {
+            case .quotaExhausted, .roomNeeded: usageRefresh.signal()
+            case .willRetry: turn.metrics.add("pushward_retries_total")
+            default: break
+            }
+            Self.report(
+                effect, planned: planned, quotaWasExhausted: quotaWasExhausted, targetsWereRefused: targetsWereRefused,
+                in: turn)
+            turn.wakesDispatcher = true
+            if let epoch = lead.claimEpoch {
+                try turn.database.releaseClaim(planned.request.slug, epoch: epoch)
+            }
+            try turn.database.insert(
+                RequestRecord(
+                    slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
+                    method: planned.request.method.rawValue, path: planned.request.path,
+                    body: planned.request.body.canonicalString, sentAt: now, status: status,
+                    outcome: dryRun ? "dry-run" : Self.outcome(effect), detail: detail))
+        }
     }
 
     static func outcome(_ effect: AnswerEffect) -> String {
@@ -439,9 +440,7 @@ public actor BridgeService {
 
     /// Adds what the pacer held back since the last count to `/metrics`.
     func countPacerHeld() {
-        for (tier, count) in engine.takePacerHeld() where count > 0 {
-            metrics.add("pushward_requests_paced_total", Double(count), labels: ["tier": tier.label])
-        }
+        metrics.countPacerHeld(of: &engine)
     }
 
     /// Whether a request outside the cards, widgets and alerts (a read: `GET /auth/me`, `GET
@@ -458,16 +457,15 @@ public actor BridgeService {
 
     /// A request outside the cards met `429 rate_limit.exceeded`: everything waits, in one place.
     public func noteRateLimited(retryAfter: Double?, at now: UnixTime) {
-        let until = engine.noteRateLimited(retryAfter: retryAfter, at: now)
-        logger.warning("PushWard rate limit reached; every request waits", ["push.resume_at": .number(until)])
-        persistChanges(at: now)
-        wakeups.signal()
+        step("recording PushWard's rate limit", at: now) { $0.noteRateLimited(retryAfter: retryAfter) }
     }
 
     /// One log line per decision, at the level a person should see it.
-    private func report(
-        _ effect: AnswerEffect, planned: PlannedRequest, quotaWasExhausted: Bool, targetsWereRefused: Bool
+    private static func report(
+        _ effect: AnswerEffect, planned: PlannedRequest, quotaWasExhausted: Bool, targetsWereRefused: Bool,
+        in turn: borrowing ServiceTurn
     ) {
+        let logger = turn.log
         var metadata: [String: JSONValue] = [
             "activity.slug": .string(planned.request.slug), "push.kind": .string(planned.kind.rawValue),
             "run.id": .number(Double(planned.run.runID)), "run.attempt": .number(Double(planned.run.attempt)),
@@ -507,7 +505,7 @@ public actor BridgeService {
             }
         case .targetRefused(let detail):
             metadata["push.problem"] = .string(detail)
-            if !targetsWereRefused { sayTargetsRefused(metadata) }
+            if !targetsWereRefused { turn.sayTargetsRefused(metadata) }
         case .roomNeeded(let freeing, let retryAt):
             metadata["push.retry_at"] = .number(retryAt)
             if let freeing {
@@ -523,52 +521,18 @@ public actor BridgeService {
         }
     }
 
-    /// The one time a refused routing target is said, whichever request (a create, an alert) met
-    /// it first.
-    func sayTargetsRefused(_ metadata: [String: JSONValue]) {
-        metrics.add("routing_targets_refused_total")
-        logger.error(
-            "PushWard refused a routing target (a personal key cannot route; use an organisation key): cards and alerts now go without one, to everyone the key reaches",
-            metadata)
-    }
-
-    private func record(_ planned: PlannedRequest, status: Int?, outcome: String, detail: String?, at now: UnixTime) {
+    /// A turn whose failure needs no more than a line: what it could not write stays pending in
+    /// the engine and goes with the next turn. `purpose` says what the turn does, in the line
+    /// ("could not …"). A turn that found another instance leading has stepped down; nothing to say.
+    func step(_ purpose: String, at now: UnixTime, _ body: (inout ServiceTurn) throws -> Void) {
         do {
-            try database.write { database in
-                try lead.fence(database)
-                if let epoch = lead.claimEpoch {
-                    try database.releaseClaim(planned.request.slug, epoch: epoch)
-                }
-                try database.insert(
-                    RequestRecord(
-                        slug: planned.request.slug, run: planned.run, kind: planned.kind.rawValue,
-                        method: planned.request.method.rawValue, path: planned.request.path,
-                        body: planned.request.body.canonicalString, sentAt: now, status: status, outcome: outcome,
-                        detail: detail))
-                try database.save(engine.rows(for: engine.takeChanges(), at: now), at: now)
-            }
+            try turn(purpose, at: now, body)
+        } catch is LeadLost {
+            return
         } catch {
             logger.error(
-                "could not record a push; the card is written again with the next change",
-                ["activity.slug": .string(planned.request.slug), "error": .string("\(error)")])
-        }
-    }
-
-    /// Writes what the engine changed outside a delivery or a request's answer (a timer, an
-    /// alert's answer).
-    func persistChanges(at now: UnixTime) {
-        let changes = engine.takeChanges()
-        guard !changes.isEmpty else { return }
-        do {
-            let rows = engine.rows(for: changes, at: now)
-            try database.write { database in
-                try lead.fence(database)
-                try database.save(rows, at: now)
-            }
-            if !rows.alerts.isEmpty { noteAlertsPlanned(at: now) }
-        } catch {
-            engine.changes = changes
-            logger.error("could not save timer changes; retrying on the next tick", ["error": .string("\(error)")])
+                "could not save a turn's work; what it changed is written with the next turn",
+                ["turn": .string(purpose), "error": .string("\(error)")])
         }
     }
 
@@ -580,10 +544,8 @@ public actor BridgeService {
         // A follower's engine is what it loaded at start and never moves: its runs would all look
         // abandoned one day, and their release is the leader's to write (the fence refuses it).
         guard lead.allows(.write) else { return }
-        engine.forget(at: now)
         // Abandoned runs were released: written now, let go of on the next pass.
-        persistChanges(at: now)
-        publishSnapshot()
+        step("releasing abandoned runs", at: now) { turn in turn.engine.forget(at: now) }
     }
 
     /// Applies new filters (SIGHUP): deliveries from now on are judged by them.
@@ -596,18 +558,21 @@ public actor BridgeService {
     /// Logs when the level in force or the budget's standing changes.
     public func updateBudget(_ usage: PushWardUsage, at now: UnixTime) {
         let budget = configuration.pushwardBudget.budget(from: usage)
-        noteNotificationUsage(usage, at: now)
+        alerts.noteUsage(usage, log: logger, at: now)
         let previous = engine.budget
         engine.budget = budget
         boards.snapshots.snapshot.notifications = (usage.notificationsUsed, usage.notificationsLimit)
         engine.noteWidgetUsage(used: usage.widgetUpdatesUsed, limit: usage.widgetUpdatesLimit)
         if let count = usage.activityCount, lead.allows(.write) {
             // Near PushWard's 50, the oldest ended activities are to be deleted: written, then sent.
-            engine.observeAccount(activityCount: count, at: now)
-            persistChanges(at: now)
-            wakeups.signal()
+            step("planning the tidying of PushWard's account", at: now) { turn in
+                turn.engine.observeAccount(activityCount: count, at: now)
+                turn.wakesDispatcher = true
+            }
+        } else {
+            // Nothing to write: what the status page shows of the budget is published.
+            publishSnapshot()
         }
-        publishSnapshot()
         if previous?.limit != budget.limit || previous == nil {
             logger.notice(
                 "PushWard budget read",

@@ -90,6 +90,13 @@ public final class Metrics: @unchecked Sendable {
         }
     }
 
+    /// Adds what the pacer held back since the last count to `pushward_requests_paced_total`.
+    func countPacerHeld(of engine: inout BridgeEngine) {
+        for (tier, count) in engine.takePacerHeld() where count > 0 {
+            add("pushward_requests_paced_total", Double(count), labels: ["tier": tier.label])
+        }
+    }
+
     /// Counts a group's answers in `deliveries_total` by event and outcome, once per kind: a
     /// labelled series costs a lookup under a lock.
     func countAnswers(_ deliveries: [IncomingDelivery], _ results: [IngestResult]) {

@@ -202,11 +202,12 @@ struct DispatchEndToEndTests {
         let events = Self.script.deliveries(waves: Self.waves)
         let half = events.count / 2
         for event in events.prefix(half) { try await bridge.deliver(event) }
-        // The card exists before PushWard goes away. On what the fake stores, not a count of
-        // requests: a dispatcher whose turn comes late sends the first half as one create, and a
+        // The card is showing before PushWard goes away. On what the fake stores, not a count of
+        // requests: a dispatcher whose turn comes late sends the first half as one frame, and a
         // count it never reaches waited out the time limit. Not a window either: in a whole-suite
-        // run the dispatcher's turn can come later than 20 s.
-        #expect(await fake.until { Self.finalCard(fake) != nil })
+        // run the dispatcher's turn can come later than 20 s. (A created activity starts ended
+        // and empty: ongoing is the first frame's.)
+        #expect(await fake.until { Self.finalCard(fake)?.state == "ongoing" })
         let port = fake.port
         fake.stop()
         for event in events.dropFirst(half).dropLast() { #expect(try await bridge.deliver(event) == 202) }
@@ -214,7 +215,10 @@ struct DispatchEndToEndTests {
         try fake.start(port: port)
         let afterRecovery = fake.requests.count
         try await bridge.deliver(events.last!)
-        #expect(await fake.until { Self.finalCard(fake)?.state == "ended" })
+        #expect(
+            await fake.until {
+                Self.finalCard(fake)?.state == "ended" && Self.finalCard(fake)?.content["state"] == "Succeeded"
+            })
         await bridge.daemon.shutdown()
         try Self.expectEndedSuccess(fake)
         // Latest state, then the two end frames: a handful, whatever happened during the outage.

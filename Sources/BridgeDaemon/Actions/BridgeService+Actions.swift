@@ -167,17 +167,15 @@ extension BridgeService {
     /// leader's tokens are never stored, and it steps down.
     private func record(_ minted: [(ActionToken, ActionBinding)], at now: UnixTime) -> Bool {
         do {
-            try database.write { database in
-                try lead.fence(database)
+            try turn("minting a button's token", at: now) { turn in
                 for (token, binding) in minted {
-                    try database.insertActionToken(
+                    try turn.database.insertActionToken(
                         selector: token.selector, verifierHash: token.verifierHash, binding: binding)
                 }
             }
             metrics.add("action_tokens_minted_total", Double(minted.count))
             return true
         } catch is LeadLost {
-            stepDown(because: "minting a button's token found another instance leading")
             return false
         } catch {
             logger.error(
@@ -222,12 +220,14 @@ extension BridgeService {
             }
             logger.notice("a button was pressed; asking GitHub", metadata)
             let approver = Self.isReview(binding.kind) ? binding.recipient.flatMap(Self.login) : nil
-            try engine.noteAction(
-                binding.kind, on: binding.run,
-                text: binding.kind.requested(by: approver ?? state.flatMap { engine.recipient(of: $0).person }),
-                failed: false, at: now, history: StoreHistory(database))
-            persistChanges(at: now)
-            wakeups.signal()
+            step("saying a press on the card", at: now) { turn in
+                try turn.engine.noteAction(
+                    binding.kind, on: binding.run,
+                    text: binding.kind.requested(
+                        by: approver ?? state.flatMap { turn.engine.recipient(of: $0).person }),
+                    failed: false, at: now, history: turn.history)
+                turn.wakesDispatcher = true
+            }
             return .accepted(ActionPress(id: id, binding: binding, person: presser))
         } catch {
             logger.error("could not check a pressed button; nothing done", ["error": .string("\(error)")])
@@ -249,19 +249,20 @@ extension BridgeService {
         var tries = 0
         while true {
             do {
-                return try database.write { database -> SpentToken? in
+                return try turn("recording a press", at: now, writer: .anyInstance) { turn -> SpentToken? in
+                    let database = turn.database
                     guard
                         let binding = try database.spendActionToken(
                             selector: token.selector, verifierHash: token.verifierHash, at: now)
                     else { return nil }
-                    let state = try engine.actionSubject(binding.run, history: StoreHistory(database))
-                    let problem = engine.actionProblem(
+                    let state = try turn.engine.actionSubject(binding.run, history: turn.history)
+                    let problem = turn.engine.actionProblem(
                         binding.kind, on: binding.run, environment: binding.environment,
                         newerAttemptStored: try database.hasNewerAttempt(than: binding.run))
                     // A review's token names its approver: the record says whose token approved.
                     let presser =
                         (Self.isReview(binding.kind) ? binding.recipient : nil)
-                        ?? (state.map { engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
+                        ?? (state.map { turn.engine.recipient(of: $0).description } ?? nil) ?? Self.unknownPresser
                     try database.spendActionTokens(like: binding, at: now)
                     let id = try database.insertAction(
                         binding, person: presser, state: problem == nil ? .requested : .notApplicable, detail: problem,
@@ -278,8 +279,8 @@ extension BridgeService {
     func finishPress(_ press: ActionPress, refusal: (status: Int?, detail: String)?, at now: UnixTime) {
         var metadata = Self.metadata(press.binding, person: press.person)
         do {
-            try database.write { database in
-                try database.finishAction(
+            try turn("recording GitHub's answer to a press", at: now, writer: .anyInstance) { turn in
+                try turn.database.finishAction(
                     press.id, state: refusal == nil ? .done : .refused, status: refusal?.status,
                     detail: refusal?.detail, at: now)
             }
@@ -292,12 +293,13 @@ extension BridgeService {
             }
             metadata["error"] = .string(refusal.detail)
             logger.error("GitHub refused an action asked from a phone; the card and an alert say so", metadata)
-            try engine.noteAction(
-                press.binding.kind, on: press.binding.run,
-                text: "\(press.binding.kind.failedHeadline): \(refusal.detail)",
-                failed: true, at: now, history: StoreHistory(database))
-            persistChanges(at: now)
-            wakeups.signal()
+            step("saying GitHub's refusal on the card", at: now) { turn in
+                try turn.engine.noteAction(
+                    press.binding.kind, on: press.binding.run,
+                    text: "\(press.binding.kind.failedHeadline): \(refusal.detail)",
+                    failed: true, at: now, history: turn.history)
+                turn.wakesDispatcher = true
+            }
         } catch {
             metadata["error"] = .string("\(error)")
             logger.error("could not record GitHub's answer to an action", metadata)

@@ -25,21 +25,6 @@ extension BridgeService {
     /// single instance's 10 s, so a claimed card waits at most `claimDuration` after a failover.
     public static let sharedRequestTimeout: Double = 4
 
-    /// Runs `body` in a write transaction that starts with the fence: for every write only the
-    /// leader makes. A deposed leader's write changes nothing, and it steps down (`what` says
-    /// which write found out); the caller then sees `LeadLost`.
-    func leaderWrite<T>(_ what: String, _ body: (BridgeDatabase) throws -> T) throws -> T {
-        do {
-            return try database.write { database in
-                try lead.fence(database)
-                return try body(database)
-            }
-        } catch is LeadLost {
-            stepDown(because: "\(what) found another instance leading")
-            throw LeadLost()
-        }
-    }
-
     /// Whether a request planned earlier may go out now (`LeaderState.allows`, `.send`), asked
     /// off the actor by the loops that decide whether to start a round of work.
     nonisolated func mayStartRequest() -> Bool {
@@ -58,7 +43,7 @@ extension BridgeService {
     }
 
     func abandon(_ alert: AlertRecord) {
-        alerts.finished(alert.id)
+        alerts.outbox.finished(alert.id)
     }
 
     /// The cards a previous leader's claims still cover at `now`. A card whose claim ended is
@@ -69,22 +54,11 @@ extension BridgeService {
         return Set(lead.claimedElsewhere.keys)
     }
 
-    /// Commits claims on `slugs` before their requests are sent; false (and this instance steps
-    /// down) when the fence says another leads. Always true on SQLite.
-    func claim(_ slugs: [String], at now: UnixTime) -> Bool {
-        guard lead.isShared, !slugs.isEmpty else { return true }
-        do {
-            try leaderWrite("claiming a card") { database in
-                try database.claimCards(slugs, epoch: lead.epoch ?? 0, until: now + Self.claimDuration)
-            }
-            return true
-        } catch is LeadLost {
-            return false
-        } catch {
-            logger.warning(
-                "could not claim cards before sending; trying again at the next turn", ["error": .string("\(error)")])
-            return false
-        }
+    /// Claims `slugs` in the turn that plans their requests, so they are committed before any is
+    /// sent. Nothing to claim on SQLite.
+    func claim(_ slugs: [String], in turn: borrowing ServiceTurn) throws {
+        guard lead.isShared, !slugs.isEmpty else { return }
+        try turn.database.claimCards(slugs, epoch: lead.epoch ?? 0, until: turn.now + Self.claimDuration)
     }
 
     // MARK: Roles
@@ -162,34 +136,25 @@ extension BridgeService {
         queue.applyStarted()
         guard lead.isShared, lead.allows(.write) else { return }
         do {
-            var plannedAlerts = false
-            let (applied, at) = try database.write { database -> (Int, UnixTime) in
-                try lead.fence(database)
-                let waiting = try database.waitingDeliveries(limit: Self.applyGroup)
+            let applied = try turn("applying deliveries", at: Date().timeIntervalSince1970) { turn throws -> Int in
+                let waiting = try turn.database.waitingDeliveries(limit: Self.applyGroup)
                 for stored in waiting {
                     let delivery = IncomingDelivery(
                         id: stored.id, event: stored.event, hookID: stored.hookID, contentType: stored.contentType,
                         body: stored.payload ?? Data(), receivedAt: stored.receivedAt)
-                    _ = try record(delivery, waiting: true)
+                    _ = try recorder.record(delivery, waiting: true, in: &turn)
                 }
-                guard !waiting.isEmpty else { return (0, 0) }
-                let at = waiting.map(\.receivedAt).max() ?? 0
-                let rows = engine.rows(for: engine.takeChanges(), at: at)
-                try database.save(rows, at: at)
-                plannedAlerts = !rows.alerts.isEmpty
-                return (waiting.count, at)
+                turn.wakesDispatcher = !waiting.isEmpty
+                if let last = waiting.map(\.receivedAt).max() { turn.now = last }
+                return waiting.count
             }
             guard applied > 0 else { return }
-            if plannedAlerts { noteAlertsPlanned(at: at) }
             logLevelChange()
             metrics.add("deliveries_applied_total", Double(applied))
             metrics.observe("ingest_batch_size", Double(applied), buckets: Metrics.batchBuckets)
-            wakeups.signal()
-            publishSnapshot()
             if applied == Self.applyGroup { noteWaitingDeliveries() }
         } catch is LeadLost {
             reloadFromStore()
-            stepDown(because: "applying deliveries found another instance leading")
         } catch {
             reloadFromStore()
             logger.error(

@@ -127,7 +127,7 @@ final class WaitingDeliveryCommitter: @unchecked Sendable {
                     "delivery": .string(delivery.id),
                 ])
         case .success(let event):
-            BridgeService.describe(event, into: &record)
+            DeliveryRecorder.describe(event, into: &record)
             guard try database.insertWaiting(record, stored: delivery.storedPayload) else {
                 return IngestResult(status: 200, body: ["status": "duplicate", "delivery": .string(delivery.id)])
             }

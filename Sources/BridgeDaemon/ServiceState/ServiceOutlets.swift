@@ -3,10 +3,6 @@
 struct ServiceOutlets: Sendable {
     let logger: Logger
     let metrics: Metrics
-    /// The lines of signed deliveries that are malformed or ignored: one a second of each, the rest
-    /// counted, since a sender holding the secret (or replaying what it captured under new ids)
-    /// decides how many it sends. Each is also recorded with its reason in `deliveries`.
-    let deliveryLog: RefusalLog
     /// Signalled whenever a delivery changed a card, so the dispatcher looks at once.
     let wakeups = WakeupSignal()
     /// Signalled when PushWard said the quota is spent: the budget is read again at once.
@@ -15,6 +11,5 @@ struct ServiceOutlets: Sendable {
     init(logger: Logger, metrics: Metrics) {
         self.logger = logger
         self.metrics = metrics
-        deliveryLog = RefusalLog(logger: logger, counters: metrics, kinds: ["malformed_payload", "ignored_delivery"])
     }
 }
