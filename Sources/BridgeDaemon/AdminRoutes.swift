@@ -8,7 +8,7 @@ import WebhookServer
 /// `/api/deliveries`, `/api/deliveries/{id}`). It is a separate listener so the public reverse
 /// proxy never exposes it; off loopback it requires `Authorization: Bearer <admin_token>`.
 public struct AdminRoutes: Sendable {
-    public var service: BridgeService
+    public var status: ServiceStatus
     public var metrics: Metrics
     public var token: String?
     /// The database the page and the API read, through a read-only connection per request: a
@@ -30,10 +30,10 @@ public struct AdminRoutes: Sendable {
     ]
 
     public init(
-        service: BridgeService, metrics: Metrics, token: String?, databasePath: String? = nil,
+        status: ServiceStatus, metrics: Metrics, token: String?, databasePath: String? = nil,
         allowedHosts: [String] = []
     ) {
-        self.service = service
+        self.status = status
         self.metrics = metrics
         self.token = token
         self.databasePath = databasePath
@@ -73,25 +73,25 @@ public struct AdminRoutes: Sendable {
         }
         switch AdminRoute(path: request.path, query: request.query) {
         case .metrics:
-            let gauges = service.gauges(at: Date().timeIntervalSince1970)
+            let gauges = status.gauges(at: Date().timeIntervalSince1970)
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
                 body: Data(metrics.prometheusText(gauges: gauges).utf8))
         case .statusPage:
             // The budget lives in the daemon, not the store: asked for first, then the snapshot
             // is read for the period it counts.
-            let standing = service.budgetStanding()
+            let standing = status.budgetStanding()
             return read { database in
                 var snapshot = try StatusSnapshot.read(
                     from: database, at: Date().timeIntervalSince1970, budget: standing.budget)
-                snapshot.notices = service.notices()
+                snapshot.notices = status.notices()
                 var leads = true
-                if let board = service.leadership {
+                if let board = status.leadership {
                     leads = board.current.epoch != nil
                     snapshot.leadership = .init(leads: leads, leader: try database.leader())
                 }
                 // A follower's board never moves: the leader sweeps, and its page says so.
-                snapshot.recovery = service.configuration.githubAPI == nil || !leads ? nil : service.recovery.current
+                snapshot.recovery = status.configuration.githubAPI == nil || !leads ? nil : status.recovery.current
                 return HTTPResponse(
                     status: 200,
                     headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")],

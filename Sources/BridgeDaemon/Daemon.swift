@@ -11,8 +11,10 @@ import WebhookServer
 /// `ServiceGroup`: built here without binding, spawning or notifying anything, started in order
 /// by `start`, stopped in reverse by `stop` (SIGTERM/SIGINT through `runUntilSignalled`).
 ///
-/// Building opens (and migrates) the database and starts its checkpointer, so a database that
-/// cannot be opened fails before any socket is bound; the store's service closes it last.
+/// Building is a list of `make…` steps: it opens (and migrates) the database and starts its
+/// checkpointer, so a database that cannot be opened fails before any socket is bound, and writes
+/// nothing: the store's service, first to start, marks the presses the last stop cut off, and
+/// closes the store last.
 public final class Daemon: @unchecked Sendable {
     /// The bridge's version, in `version` and the PushWard `User-Agent`.
     public static let version = "0.1.0"
@@ -20,6 +22,19 @@ public final class Daemon: @unchecked Sendable {
     public let logger: Logger
     public let counters = Metrics()
     public let service: BridgeService
+    /// What `/metrics` and the status page read of the running daemon (`ServiceStatus`).
+    public let status: ServiceStatus
+    /// Signalled after a turn that gave the dispatcher something to do.
+    public let wakeups = WakeupSignal()
+    /// Signalled when PushWard said the quota is spent or the account is full: the usage is read
+    /// again at once.
+    let usageRefresh = WakeupSignal()
+    /// What recovery from GitHub last did (`GitHubRecovery`), for the gauges and the status page.
+    public let recovery = RecoveryBoard()
+    /// Whether a leader-only request may go out now (`LeaderFence`).
+    let fence: LeaderFence
+    /// What the service last published, for `status`.
+    private let snapshots = ServiceSnapshot.Board(ServiceSnapshot(engine: BridgeEngine(), inFlight: 0))
     private let webhookListener: ListenerService
     private let adminListener: ListenerService
     private let group: ServiceGroup
@@ -49,229 +64,59 @@ public final class Daemon: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         let location = try configuration.databaseLocation()
-        if case .sqlite(let databasePath) = location {
-            try FileManager.default.createDirectory(
-                at: URL(fileURLWithPath: databasePath).deletingLastPathComponent(), withIntermediateDirectories: true,
-                attributes: [.posixPermissions: 0o700])
-        }
-        // A migration on a large database can outlast systemd's start timeout: it is told to wait.
-        let extender = StartTimeoutExtender(notifier: SystemdNotifier()) { status, seconds in
-            logger.notice(
-                "still applying a schema migration",
-                ["migration.status": .string(status), "migration.seconds": .number(seconds.rounded())])
-        }
-        defer { extender.stop() }
-        let database = try BridgeDatabase(location: location) { progress in
-            if progress.elapsed == nil {
-                extender.keepWaiting(
-                    status: "applying schema migration \(progress.version) of \(progress.total): \(progress.name)")
-            }
-            var metadata: [String: JSONValue] = [
-                "migration.name": .string(progress.name), "migration.version": .number(Double(progress.version)),
-                "migration.total": .number(Double(progress.total)),
-            ]
-            if let elapsed = progress.elapsed {
-                metadata["migration.seconds"] = .number((elapsed * 1_000).rounded() / 1_000)
-                logger.notice("applied a schema migration", metadata)
-            } else {
-                logger.notice("applying a schema migration", metadata)
-            }
-        }
-        // Checkpoints copy the WAL into the database file and sync it: on their own thread, so a
-        // delivery's commit never waits for one.
-        let shared = database.isShared
-        // PostgreSQL checkpoints by itself.
-        let checkpointer =
-            database.isShared
-            ? nil
-            : try database.startCheckpointer { message in
-                logger.warning("WAL checkpoint failed; the WAL grows until one succeeds", ["error": .string(message)])
-            }
-        let now = clock()
-        // Several instances: the engine is read from the database when this instance takes the
-        // lead; one that follows holds none, so its start and memory cost nothing of the runs in
-        // flight, and its gauges say nothing of runs it does not apply.
-        let loader = EngineLoader(configuration: configuration)
-        let engine = shared ? loader.empty() : try loader.load(from: database, at: now)
-        let instance = Self.instanceName(listen: configuration.listen)
-        Self.interruptCutOffPresses(database, recordedBy: shared ? instance : nil, logger: logger, at: now)
-        // Several instances: deliveries are committed for the leader and answered on a connection
-        // of their own, so no answer waits behind the leader's applying (`WaitingDeliveryCommitter`).
-        let answers = shared ? try BridgeDatabase(location: location) : nil
-        let service = BridgeService(
-            database: database, engine: engine, configuration: configuration, logger: logger, metrics: counters,
-            checkpointer: checkpointer, answers: answers, instance: instance)
-        self.service = service
         let counters = counters
+        let database = try Self.makeDatabase(location, logger: logger)
+        let checkpointer = try Self.makeCheckpointer(database, logger: logger)
+        let (shared, databasePath) = (database.isShared, database.path)
+        let instance = Self.instanceName(listen: configuration.listen)
+        let leadership = shared ? LeadershipBoard() : nil
+        fence = LeaderFence(board: leadership)
+        service = try Self.makeService(
+            database, location: location, configuration: configuration, logger: logger, metrics: counters,
+            wakeups: wakeups, usageRefresh: usageRefresh, fence: fence, snapshots: snapshots, instance: instance,
+            at: clock())
+        status = ServiceStatus(
+            service: service, snapshots: snapshots, recovery: recovery, leadership: leadership,
+            checkpointer: checkpointer, databasePath: databasePath)
+        let githubClient = try configuration.githubAPI.map {
+            try Self.makeGitHubClient($0, metrics: counters, logger: logger)
+        }
         let activated = SocketActivation.descriptors()
-        let githubClient = try configuration.githubAPI.map { api in
-            try Self.githubClient(api) { method, path, outcome in
-                counters.add("github_api_requests_total", labels: ["outcome": outcome])
-                if logger.minimumLevel <= .debug {
-                    logger.debug(
-                        "GitHub API request",
-                        ["http.method": .string(method), "http.path": .string(path), "outcome": .string(outcome)])
-                }
-            }
-        }
-        // `actions` needs `github.api` (the configuration refuses one without the other).
-        let actionDesk =
-            configuration.actions == nil
-            ? nil
-            : githubClient.map { client in
-                ActionDesk(service: service, client: client, logger: logger, clock: clock)
-            }
-        webhookListener = ListenerService("webhook listener") {
-            var configured = WebhookIngress(
-                secrets: configuration.webhookSecrets, service: service, counters: counters, logger: logger,
-                clock: clock)
-            configured.actions = actionDesk
-            let ingress = configured
-            var serverConfiguration = HTTPServer.Configuration(listen: configuration.listen)
-            serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
-            serverConfiguration.unverifiedBodyBudget = configuration.maxUnverifiedBodyBytes
-            serverConfiguration.onBudgetRefusal = { counters.add("unverified_body_budget_refusals_total") }
-            serverConfiguration.requestDeadline = configuration.requestDeadline
-            serverConfiguration.perIPConnectionLimit = configuration.maxConnectionsPerAddress
-            serverConfiguration.onDeadlineCut = { counters.add("request_deadline_closes_total", Double($0)) }
-            if let inherited = activated.first { serverConfiguration.listenFileDescriptor = inherited }
-            return try HTTPServer(configuration: serverConfiguration) { request, responder in
-                ingress.handle(request, respond: responder.respond)
-            }
-        }
-        adminListener = ListenerService("admin listener") {
-            let admin = AdminRoutes(
-                service: service, metrics: counters, token: configuration.adminToken,
-                databasePath: configuration.database, allowedHosts: configuration.adminHosts)
-            var adminConfiguration = HTTPServer.Configuration(listen: configuration.adminListen)
-            adminConfiguration.maxBodyBytes = 64 * 1024
-            adminConfiguration.threadPoolSize = 2
-            return try HTTPServer(configuration: adminConfiguration) { request in admin.handle(request) }
-        }
+        webhookListener = Self.makeWebhookListener(
+            configuration, service: service,
+            actions: Self.makeActionDesk(
+                configuration, service: service, client: githubClient, logger: logger, metrics: counters,
+                instance: instance, clock: clock),
+            metrics: counters, logger: logger, inherited: activated.first, clock: clock)
+        adminListener = Self.makeAdminListener(configuration, status: status, metrics: counters)
         let dryRun = configuration.apiKey == nil && transport == nil
-        let chosenTransport: any PushWardTransport =
-            transport
-            ?? configuration.apiKey.map { key in
-                HTTPTransport(
-                    client: PushWardClient(
-                        configuration: .init(
-                            baseURL: configuration.pushwardURL, apiKey: key,
-                            timeout: shared ? BridgeService.sharedRequestTimeout : 10,
-                            version: Daemon.version)))
-            } ?? DryRunTransport()
-        var dispatcher = Dispatcher(service: service, transport: chosenTransport, logger: logger, clock: clock)
-        if configuration.actions != nil, let client = githubClient {
-            let fence = service.leaderFence
-            dispatcher.pendingEnvironments = { run in
-                try? await client.pendingDeployments(repository: run.repository, runID: run.runID, gate: fence.gate())
-                    .map(\.environmentName)
-            }
-        }
-        let dispatched = dispatcher
+        let sender = Self.makeTransport(configuration, given: transport, shared: shared)
         var services: [any DaemonService] = [
-            // Last to stop: the final checkpoint leaves a small WAL behind.
-            StepService(
-                "store",
-                shutdown: {
-                    checkpointer?.stop()
-                    logger.notice("stopped", [:])
-                }),
-            // The dispatcher sleeps on `wakeups`, not on a cancellable sleep: woken to see the cancel.
-            LoopService("dispatcher", logger: logger, wake: { service.wakeups.signal() }) { await dispatched.run() },
+            Self.makeStore(
+                service: service, instance: shared ? instance : nil, checkpointer: checkpointer,
+                logger: logger, clock: clock)
         ]
-        if case .postgresql(let uri) = location {
+        if case .postgresql(let uri) = location, let leadership {
             // Stops after the dispatcher and before the store: the lead is given up once nothing
             // is being sent, so a follower takes over at its next poll.
-            services.insert(
+            services.append(
                 LeadershipService(
                     uri: uri, holder: "\(ProcessInfo.processInfo.hostName):\(getpid())",
-                    settings: LeaderLease.Settings(), service: service, logger: logger),
-                at: 1)
-        }
-        let plansBudget = configuration.activity.fidelity == .auto && configuration.pushwardBudget != .unlimited
-        // Alerts and widgets read it too: a spent quota pauses them before a refused request.
-        if plansBudget || configuration.sendsNotifications || !configuration.widgets.isEmpty, !dryRun {
-            // So does the budget reader, between two reads of /auth/me.
-            services.append(
-                LoopService("budget reader", logger: logger, wake: { service.usageRefresh.signal() }) {
-                    await Self.readBudget(service: service, transport: chosenTransport, logger: logger, clock: clock)
-                })
-        }
-        if let api = configuration.githubAPI, let client = githubClient {
-            let recovery = GitHubRecovery(
-                client: FencedGitHub(client: client, fence: service.leaderFence), service: service, settings: api,
-                logger: logger, metrics: counters,
-                board: service.recovery, now: clock,
-                webhookURL: configuration.publicURL.map { $0 + "/webhook" })
-            if !api.hooks.isEmpty || configuration.publicURL != nil {
-                services.append(LoopService("recovery", logger: logger) { await recovery.sweepUntilCancelled() })
-            }
-            services.append(
-                LoopService("run lookups", logger: logger) { await recovery.lookUpQuietRunsUntilCancelled() })
+                    settings: LeaderLease.Settings(), service: service, board: leadership, logger: logger))
         }
         services.append(
-            LoopService("retention", logger: logger) {
-                // Not at once: a start (or restart) is when GitHub redeliveries crowd in, and
-                // pruning shares the store's queue with them.
-                try? await Task.sleep(for: .seconds(60))
-                while !Task.isCancelled {
-                    // One batch per call while work is left; the pause lets the ingest groups queued
-                    // meanwhile go first, so a backlog (the first pass after an upgrade) never holds
-                    // the store for long.
-                    while !Task.isCancelled, await service.pruneRetention(at: clock()) {
-                        try? await Task.sleep(for: .milliseconds(20))
-                    }
-                    try? await Task.sleep(for: .seconds(600))
-                }
-            })
-        services.append(
-            LoopService("memory", logger: logger) {
-                // Every half minute: a finished run leaves memory about a minute after its card is
-                // done with it (`BridgeEngine.finishedRunGrace`), whatever the traffic.
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(30))
-                    await service.forgetFinished(at: clock())
-                }
-            })
+            Self.makeDispatcher(
+                configuration, service: service, transport: sender, fence: fence, client: githubClient,
+                logger: logger, metrics: counters, clock: clock))
+        services += Self.makeLoops(
+            configuration, service: service, transport: sender, usageRefresh: usageRefresh, fence: fence,
+            client: githubClient, recovery: recovery, readsBudget: !dryRun, logger: logger, metrics: counters,
+            clock: clock)
         services += [webhookListener, adminListener]
-        let notifier = notifier
-        let webhookListener = webhookListener
-        let adminListener = adminListener
-        services.append(
-            StepService(
-                "systemd readiness",
-                start: {
-                    notifier.notify(
-                        "READY=1\nSTATUS=listening on \(activated.isEmpty ? configuration.listen : "the socket from systemd")"
-                    )
-                    logger.notice(
-                        "listening for GitHub webhooks",
-                        [
-                            "http.listen": .string(activated.isEmpty ? configuration.listen : "systemd socket (fd 3)"),
-                            "http.port": .number(Double(webhookListener.port)),
-                            "admin.listen": .string(configuration.adminListen),
-                            "admin.port": .number(Double(adminListener.port)),
-                            "database": .string(DatabaseLocation.redacting(configuration.database)),
-                            "pushward.dry_run": .bool(dryRun),
-                        ])
-                    if dryRun {
-                        logger.warning(
-                            "no PushWard API key: dry-run mode, everything is computed and recorded, nothing is sent",
-                            ["pushward.url": .string(configuration.pushwardURL)])
-                    }
-                },
-                shutdown: { notifier.notify("STOPPING=1") }))
-        // Keep-alives only after READY=1: the first message systemd gets is the readiness.
-        if let interval = notifier.watchdogInterval {
-            services.append(
-                LoopService("watchdog", logger: logger) {
-                    while !Task.isCancelled {
-                        notifier.notify("WATCHDOG=1")
-                        try? await Task.sleep(for: .seconds(interval))
-                    }
-                })
-        }
-        self.group = ServiceGroup(services, logger: logger)
+        services += Self.makeReadiness(
+            configuration, notifier: notifier, webhook: webhookListener, admin: adminListener,
+            activated: !activated.isEmpty, dryRun: dryRun, logger: logger)
+        group = ServiceGroup(services, logger: logger)
     }
 
     /// The GitHub client for `github.api`. An App's key is read here: a file that is not one
@@ -289,27 +134,6 @@ public final class Daemon: @unchecked Sendable {
             throw ConfigurationError(key: "github.api", problem: "no credential to call GitHub with")
         }
         return GitHubAPIClient(baseURL: api.url, credential: credential, version: version, observer: observer)
-    }
-
-    /// Presses a stop cut off before GitHub answered: recorded `interrupted` and said once, never
-    /// asked again (GitHub may have done them). `instance`: only the presses this instance
-    /// recorded (several share a PostgreSQL database, and another's may be under way); nil: all
-    /// (SQLite, one instance).
-    static func interruptCutOffPresses(
-        _ database: BridgeDatabase, recordedBy instance: String? = nil, logger: Logger, at now: UnixTime
-    ) {
-        do {
-            for record in try database.write({ try $0.interruptRequestedActions(recordedBy: instance, at: now) }) {
-                logger.warning(
-                    "an action asked from a phone was cut off by a stop before GitHub answered; it is not asked again",
-                    [
-                        "action": .string(record.kind.rawValue), "run": .string(record.run.description),
-                        "action.person": .string(record.person),
-                    ])
-            }
-        } catch {
-            logger.error("could not read the presses cut off by the last stop", ["error": .string("\(error)")])
-        }
     }
 
     /// The name an instance records its presses under: the host and the webhook listener's
@@ -330,57 +154,6 @@ public final class Daemon: @unchecked Sendable {
 
     /// The services in the order they start; they stop in reverse.
     public var serviceNames: [String] { group.names }
-
-    /// How often the budget is read again: `GET /auth/me` costs no quota, and 15 minutes keeps the
-    /// planner's figures close to PushWard's between the counts the daemon keeps itself.
-    public static let budgetInterval: Double = 15 * 60
-
-    /// Reads the month's usage at start (or on taking the lead), every `budgetInterval` and
-    /// whenever PushWard said the quota is spent, and hands it to the planner. A failed read
-    /// leaves the last known budget.
-    static func readBudget(
-        service: BridgeService, transport: any PushWardTransport, logger: Logger,
-        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
-    ) async {
-        while !Task.isCancelled {
-            // A read is a request like any other to PushWard's per-minute limit: the pacer's.
-            if service.pacesRequests {
-                let (admitted, retryAt) = await service.admitRead(at: clock())
-                guard admitted else {
-                    try? await Task.sleep(for: .seconds(max(0.05, retryAt - clock())))
-                    continue
-                }
-            }
-            // Only the leader reads (its planner is the one that sends); a follower asks again
-            // within a second of taking the lead.
-            let gate = service.leaderFence.gate()
-            let answer = await transport.usage(gate: gate)
-            if gate?.refused == true {
-                await service.usageRefresh.wait(atMost: GitHubRecovery.followerPoll)
-                continue
-            }
-            switch answer {
-            case .usage(let usage):
-                await service.updateBudget(usage, at: clock())
-            case .problem(let problem):
-                if problem.status == 429, problem.code != "quota.exceeded" {
-                    await service.noteRateLimited(retryAfter: problem.retryAfter, at: clock())
-                }
-                logger.warning(
-                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
-                    ["push.status": .number(Double(problem.status)), "push.problem": .string(problem.summary)])
-            case .unreadable(let status, let error):
-                logger.warning(
-                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
-                    ["push.status": .number(Double(status)), "push.problem": .string("\(error)")])
-            case .noAnswer(let reason):
-                logger.warning(
-                    "could not read the PushWard budget (GET /auth/me); planning with the last known one",
-                    ["push.problem": .string(reason)])
-            }
-            await service.usageRefresh.wait(atMost: budgetInterval)
-        }
-    }
 
     /// The bound webhook port (useful when `listen` asked for port 0).
     public var port: Int { webhookListener.port }

@@ -17,13 +17,19 @@ public struct Dispatcher: Sendable {
     /// job no delivery named the environment of (GitHub's `waiting` delivery has no `deployment`),
     /// so its buttons answer one known environment. Nil without `actions`.
     public var pendingEnvironments: (@Sendable (RunKey) async -> [String]?)?
+    /// Whether a leader-only request may go out now (`LeaderFence`).
+    public var fence: LeaderFence
+    /// Arms the buttons of what goes out (`actions`); nil without.
+    public var mint: ActionMint?
 
     public init(
-        service: BridgeService, transport: any PushWardTransport, logger: Logger,
-        clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
+        service: BridgeService, transport: any PushWardTransport, fence: LeaderFence, mint: ActionMint? = nil,
+        logger: Logger, clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
     ) {
         self.service = service
         self.transport = transport
+        self.fence = fence
+        self.mint = mint
         self.logger = logger
         self.clock = clock
     }
@@ -44,13 +50,13 @@ public struct Dispatcher: Sendable {
                 for planned in await service.dueRequests(at: now) {
                     group.addTask { await send(planned) }
                 }
-                if service.sendsWidgets {
+                if service.settings.sendsWidgets {
                     for planned in await service.dueWidgetRequests(at: clock()) {
                         group.addTask { await send(planned) }
                     }
                 }
                 // Not even a hop onto the store's queue without an `alerts` section.
-                if service.sendsAlerts {
+                if service.settings.sendsAlerts {
                     for alert in await service.dueAlerts(at: clock()) {
                         group.addTask { await send(alert) }
                     }
@@ -68,7 +74,7 @@ public struct Dispatcher: Sendable {
     /// after it once another instance may lead. Nil when the gate refused, at any point. On
     /// SQLite, whose one instance always leads, there is no gate to ask.
     private func gated<Answer>(_ send: (SendGate?) async -> Answer) async -> Answer? {
-        guard let gate = service.leaderFence.gate() else { return await send(nil) }
+        guard let gate = fence.gate() else { return await send(nil) }
         guard gate.allows() else { return nil }
         let answer = await send(gate)
         return gate.refused ? nil : answer
@@ -85,12 +91,13 @@ public struct Dispatcher: Sendable {
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
         var pending: [String]?
-        if !transport.isDryRun, let lookup = pendingEnvironments, service.mayStartRequest(),
-            await service.reviewNeedsPendingDeployments(alert, body: stored)
+        if !transport.isDryRun, let lookup = pendingEnvironments, let mint, fence.permits(),
+            await mint.reviewNeedsPendingDeployments(alert, body: stored)
         {
             pending = await lookup(alert.run)
         }
-        let body = transport.isDryRun ? stored : await service.armed(alert, body: stored, pending: pending, at: clock())
+        var body = stored
+        if !transport.isDryRun, let mint { body = await mint.armed(alert, body: stored, pending: pending, at: clock()) }
         guard let answer = await gated({ await transport.notify(body, gate: $0) }) else {
             return await service.abandon(alert)
         }
@@ -99,8 +106,8 @@ public struct Dispatcher: Sendable {
 
     private func send(_ planned: PlannedRequest) async {
         let started = DispatchTime.now().uptimeNanoseconds
-        let request =
-            service.sendsButtons && !transport.isDryRun ? await service.armed(planned, at: clock()) : planned.request
+        var request = planned.request
+        if !transport.isDryRun, let mint { request = await mint.armed(planned, at: clock()) }
         guard let answer = await gated({ await transport.send(request, gate: $0) }) else {
             return await service.abandon(planned)
         }

@@ -190,7 +190,7 @@ public struct ServiceSnapshot: Sendable {
     }
 
     /// The latest snapshot, written by the service and read by any thread.
-    final class Board: @unchecked Sendable {
+    public final class Board: @unchecked Sendable {
         private let lock = NSLock()
         private var latest: ServiceSnapshot
 

@@ -53,7 +53,7 @@ struct ActionTokenTests {
 @Suite("cut-off presses")
 struct CutOffPressTests {
     @Test("the start marks presses still requested as interrupted and says so; finished ones stay")
-    func interrupted() throws {
+    func interrupted() async throws {
         let directory = try ScratchDirectory()
         let database = try BridgeDatabase(path: directory.path("bridge.sqlite"))
         let run = RunKey(repository: "acme/widgets", runID: 1, attempt: 1)
@@ -68,14 +68,18 @@ struct CutOffPressTests {
         }
         try database.write { try $0.finishAction(done, state: .done, status: 202, detail: nil, at: 22) }
         let logs = LineLog()
-        Daemon.interruptCutOffPresses(
-            database, logger: Logger(label: "test", sink: { logs.append($0) }), at: 100)
+        let logger = Logger(label: "test", sink: { logs.append($0) })
+        // The service marks them, on a connection of its own, as it does when the store starts.
+        let service = BridgeService(
+            database: try BridgeDatabase(path: directory.path("bridge.sqlite")), engine: BridgeEngine(),
+            configuration: BridgeConfiguration(), logger: logger)
+        await ActionPresses.interruptCutOffPresses(in: service, recordedBy: nil, logger: logger, at: 100)
         let rows = try database.actions(repository: "acme/widgets", runID: 1)
         #expect(rows.first { $0.id == cut }?.state == .interrupted)
         #expect(rows.first { $0.id == cut }?.detail?.contains("not asked again") == true)
         #expect(rows.first { $0.id == done }?.state == .done)
         #expect(logs.all.filter { $0.contains("cut off by a stop") }.count == 1)
-        Daemon.interruptCutOffPresses(database, logger: Logger(label: "test", sink: { logs.append($0) }), at: 200)
+        await ActionPresses.interruptCutOffPresses(in: service, recordedBy: nil, logger: logger, at: 200)
         #expect(logs.all.filter { $0.contains("cut off by a stop") }.count == 1, "said once")
     }
 }

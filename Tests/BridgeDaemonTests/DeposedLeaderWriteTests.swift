@@ -47,27 +47,28 @@ struct DeposedLeaderWriteTests {
         let service = BridgeService(
             database: database, engine: BridgeEngine(), configuration: BridgeConfiguration(),
             logger: Logger(label: "test", minimumLevel: .debug, sink: { lines.append($0) }))
+        let ledger = RecoveryLedger(service: service, log: Logger(label: "test", sink: { lines.append($0) }))
         service.roleChanged(to: .leading(epoch: 1))
         // Queued behind the role change on the service's queue: it has taken the lead.
         #expect(await service.leaderEpoch == 1)
 
         // Leading: each write goes through.
         let hook = "repos/acme/widgets/hooks/1"
-        #expect(await service.recordRecoveryRequest(Self.delivery("guid-led", id: 1), hook: hook, at: now))
+        #expect(await ledger.recordRecoveryRequest(Self.delivery("guid-led", id: 1), hook: hook, at: now))
         let sent = NotificationAnswer.sent(status: 201, id: 9, delivery: "all", reason: nil)
         await service.completeAlert(alerts[0], answer: sent, dryRun: false, at: now)
         #expect(try reader.alerts(repository: "acme/widgets", runID: 77).first?.state == .sent)
 
         // Another instance takes over: the leadership's epoch moves on.
         _ = try admin.run("UPDATE leadership SET epoch = 2, holder = 'other:2'")
-        #expect(!(await service.recordRecoveryRequest(Self.delivery("guid-deposed", id: 2), hook: hook, at: now)))
+        #expect(!(await ledger.recordRecoveryRequest(Self.delivery("guid-deposed", id: 2), hook: hook, at: now)))
         #expect(try reader.recoveryRequests(["guid-deposed"]).isEmpty, "a deposed leader counted a request")
         #expect(await service.leaderEpoch == nil, "it stepped down")
 
         // Deposed already: still nothing, whichever write it is.
-        await service.recordSweep(hook: hook, examinedThrough: now, at: now)
+        await ledger.recordSweep(hook: hook, examinedThrough: now, at: now)
         #expect(try reader.examinedThrough(hook: hook) == nil, "a deposed leader recorded a sweep")
-        await service.recordGivenUp([Self.delivery("guid-led", id: 1)], at: now)
+        await ledger.recordGivenUp([Self.delivery("guid-led", id: 1)], at: now)
         #expect(try reader.recoveryRequests(["guid-led"])["guid-led"]?.givenUpAt == nil)
         await service.completeAlert(alerts[1], answer: sent, dryRun: false, at: now)
         let untouched = try #require(try reader.alerts(repository: "acme/widgets", runID: 78).first)

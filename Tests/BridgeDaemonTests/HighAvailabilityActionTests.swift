@@ -85,12 +85,12 @@ struct HighAvailabilityActionTests {
                 repository: "acme/widgets", runID: runID)
             #expect(audit.count == 1)
             let winner = statuses[0] == 200 ? first : second
-            #expect(audit.first?.instance == winner.service.instance)
+            #expect(audit.first?.instance == winner.service.settings.instance)
             // Either instance's admin API names it.
             let document = try JSONValue(
                 parsing: Data(try await AlertEndToEndTests.get("/api/runs/\(runID)", port: second.adminPort).utf8))
             let recorded = document.arrayValue?.first?["actions"]?.arrayValue?.first
-            #expect(recorded?["instance"] == .string(winner.service.instance))
+            #expect(recorded?["instance"] == .string(winner.service.settings.instance))
         }
         #expect(github.actions.count == 10)
         let wins = answers.map { $0[0] == 200 ? "first" : "second" }
@@ -158,7 +158,7 @@ struct HighAvailabilityActionTests {
         let ports = (try PostgresServer.freePort(), try PostgresServer.freePort())
         var first = try Self.start(uri: uri, port: ports.0, pushward: pushward, github: github, logs: LineLog())
         let second = try Self.start(uri: uri, port: ports.1, pushward: pushward, github: github, logs: LineLog())
-        let names = (first.service.instance, second.service.instance)
+        let names = (first.service.settings.instance, second.service.settings.instance)
         #expect(names.0 == Daemon.instanceName(listen: "127.0.0.1:\(ports.0)"))
         #expect(names.0 != names.1)
 
@@ -178,7 +178,7 @@ struct HighAvailabilityActionTests {
         await first.shutdown()
         let logs = LineLog()
         first = try Self.start(uri: uri, port: ports.0, pushward: pushward, github: github, logs: logs)
-        #expect(first.service.instance == names.0, "the same instance, at the same address, after its restart")
+        #expect(first.service.settings.instance == names.0, "the same instance, at the same address, after its restart")
         let states = Dictionary(
             uniqueKeysWithValues: try database.actions(repository: "acme/widgets", runID: 1).map { ($0.id, $0.state) })
         #expect(states[ids.0] == .interrupted, "its own press, cut off by its stop")

@@ -106,14 +106,19 @@ struct LeaderFenceTests {
         let database = try BridgeDatabase(location: .postgresql(uri: uri))
         let lines = LineLog()
         let logger = Logger(label: "test", minimumLevel: .debug, sink: { lines.append($0) })
+        let fence = LeaderFence(board: LeadershipBoard())
+        let refresh = WakeupSignal()
         let service = BridgeService(
-            database: database, engine: BridgeEngine(), configuration: BridgeConfiguration(), logger: logger)
+            database: database, engine: BridgeEngine(), configuration: BridgeConfiguration(), logger: logger,
+            usageRefresh: refresh, fence: fence)
         let transport = BudgetTransport()
-        let reader = Task { await Daemon.readBudget(service: service, transport: transport, logger: logger) }
+        let budgetReader = BudgetReader(
+            service: service, transport: transport, refresh: refresh, fence: fence, logger: logger)
+        let reader = Task { await budgetReader.run() }
         // A read asked twice: the second after the follower's wait, so the loop goes on refusing.
         let askedTwice = await DispatchEndToEndTests.eventually(timeout: 30) { transport.reads.asked >= 2 }
         reader.cancel()
-        service.usageRefresh.signal()
+        refresh.signal()
         await reader.value
         #expect(askedTwice, "asked again while following: \(transport.reads)")
         #expect(transport.reads.sent == 0, "a follower read the budget")

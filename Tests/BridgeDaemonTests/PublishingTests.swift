@@ -9,7 +9,7 @@ import Testing
 struct PublishingTests {
     @Test("the first publication counts; within the interval one count is scheduled, then none; after it, again")
     func counts() {
-        var publishing = Publishing()
+        var publishing = Publishing(board: ServiceSnapshot.Board(ServiceSnapshot(engine: BridgeEngine(), inFlight: 0)))
         let start = ContinuousClock.now
         var decisions: [Publishing.Count] = []
         for offset in [0, 10, 20, 250, 251] { decisions.append(publishing.count(at: start + .milliseconds(offset))) }
@@ -22,7 +22,7 @@ struct PublishingTests {
 
     @Test("a level is said when it differs from the one said last, with that one; never twice")
     func levels() {
-        var publishing = Publishing()
+        var publishing = Publishing(board: ServiceSnapshot.Board(ServiceSnapshot(engine: BridgeEngine(), inFlight: 0)))
         let levels: [Fidelity?] = [nil, .steps, .steps, .milestones, nil]
         let said = levels.map { publishing.levelChanged(to: $0) }
         // Nothing in force at start: nothing to say; then each change with the level before it.

@@ -161,7 +161,7 @@ struct RecoveryEndToEndTests {
             hooks: "[]")
         let (name, body) = PayloadEncoder.encode(RunScript(start: Date().timeIntervalSince1970).run("requested", at: 0))
         #expect(await github.deliver(event: name, body: body) == 202)
-        #expect(await DispatchEndToEndTests.eventually { daemon.service.recovery.current.problem != nil })
+        #expect(await DispatchEndToEndTests.eventually { daemon.recovery.current.problem != nil })
         // Two more lookup rounds: still one line.
         try await Task.sleep(for: .seconds(6))
         let page = try await AlertEndToEndTests.get("/", port: daemon.adminPort)
@@ -286,7 +286,7 @@ struct RecoveryEndToEndTests {
         let daemon = try Self.start(
             database: directory + "/bridge.sqlite", pushward: pushward, github: github, logs: logs)
         #expect(await DispatchEndToEndTests.eventually { !github.requests.isEmpty })
-        #expect(await DispatchEndToEndTests.eventually { daemon.service.recovery.current.problem != nil })
+        #expect(await DispatchEndToEndTests.eventually { daemon.recovery.current.problem != nil })
         // Webhooks still work.
         let event = RunScript(start: Date().timeIntervalSince1970 - 60).run("requested", at: 0)
         let (name, body) = PayloadEncoder.encode(event)
@@ -296,7 +296,7 @@ struct RecoveryEndToEndTests {
         await daemon.shutdown()
         #expect(page.contains("<h2>Recovery from GitHub</h2>"))
         #expect(page.contains("GitHub refused the credential (401)"))
-        let problem = try #require(daemon.service.recovery.current.problem)
+        let problem = try #require(daemon.recovery.current.problem)
         #expect(problem.contains("GitHub refused the credential (401)"))
         #expect(problem.contains("check github.api's token"))
         #expect(logs.all.filter { $0.contains("recovery from GitHub failed") }.count == 1)

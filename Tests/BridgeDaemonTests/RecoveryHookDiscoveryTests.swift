@@ -56,7 +56,7 @@ struct RecoveryHookDiscoveryTests {
         await daemon.shutdown()
 
         #expect(github.log.filter(\.redelivery).count == events.count - split)
-        #expect(daemon.service.recovery.current.discoveredHooks == ["repos/acme/widgets/hooks/1"])
+        #expect(daemon.recovery.current.discoveredHooks == ["repos/acme/widgets/hooks/1"])
         #expect(logs.all.contains { $0.contains("found the hooks that post to the bridge's URL") })
         let paths = Set(github.requests.map(\.path))
         #expect(paths.contains("/repos/acme/widgets/hooks") && paths.contains("/orgs/acme/hooks"))

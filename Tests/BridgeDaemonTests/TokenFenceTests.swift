@@ -35,6 +35,9 @@ struct TokenFenceTests {
             engine: EngineLoader(configuration: configuration).empty(),
             configuration: configuration, logger: Logger(label: "test", sink: { logs.append($0) }))
         let settings = try #require(configuration.actions)
+        let mint = ActionMint(
+            service: service, actions: settings, logger: Logger(label: "test", sink: { logs.append($0) }),
+            metrics: Metrics())
         let alert = AlertRecord(
             id: 7, run: RunKey(repository: "acme/widgets", runID: 1, attempt: 1), reason: .failure, body: "{}",
             activitySlug: nil, createdAt: 1_000, state: .pending, attempts: 0, nextAttemptAt: 1_000,
@@ -49,7 +52,7 @@ struct TokenFenceTests {
         }
         #expect(try first.poll() == .leading(epoch: 1))
         service.roleChanged(to: .leading(epoch: 1))
-        let led = await service.armed(alert, body: body, at: 1_000)
+        let led = await mint.armed(alert, body: body, at: 1_000)
         let url = try #require(led["actions"]?.arrayValue?.first?["url"]?.stringValue)
         #expect(url.hasPrefix(Self.publicURL + "/actions/") && !url.contains("{"), "a real token while leading")
         #expect(try Self.tokenCount(database) == 1)
@@ -57,7 +60,7 @@ struct TokenFenceTests {
         // Another instance takes the lead; this one has not heard yet.
         first.stepDown()
         #expect(try second.poll() == .leading(epoch: 2))
-        let deposed = await service.armed(alert, body: body, at: 1_001)
+        let deposed = await mint.armed(alert, body: body, at: 1_001)
         #expect(deposed["actions"] == nil, "no button whose token was never stored")
         #expect(try Self.tokenCount(database) == 1, "the deposed leader's insert was refused")
         #expect(logs.all.contains { $0.contains("minting a button's token found another instance leading") })

@@ -7,13 +7,14 @@ import WebhookServer
 /// `POST /actions/{token}` on the webhook listener: a button pressed on a phone.
 ///
 /// The request is not signed (it comes from the phone, with exactly what the button carries), so
-/// the token is the whole authority: `BridgeService.press` spends it in one conditional update
+/// the token is the whole authority: `ActionPresses.press` spends it in one conditional update
 /// (so of two presses at once, on one instance or two, exactly one goes on), checks the run still
 /// allows the action, and records the press; then this asks GitHub, once, and records the answer.
 /// A review approves or rejects the one environment its token names. Anything else about the
 /// request (headers, body) is ignored.
 public struct ActionDesk: Sendable {
-    public var service: BridgeService
+    /// Spends, checks and records each press (`ActionPresses`).
+    public var presses: ActionPresses
     public var client: GitHubAPIClient
     public var logger: Logger
     public var clock: @Sendable () -> UnixTime
@@ -21,10 +22,10 @@ public struct ActionDesk: Sendable {
     let unknownLog = LogRateLimit(period: 1)
 
     public init(
-        service: BridgeService, client: GitHubAPIClient, logger: Logger,
+        presses: ActionPresses, client: GitHubAPIClient, logger: Logger,
         clock: @escaping @Sendable () -> UnixTime = { Date().timeIntervalSince1970 }
     ) {
-        self.service = service
+        self.presses = presses
         self.client = client
         self.logger = logger
         self.clock = clock
@@ -53,12 +54,12 @@ public struct ActionDesk: Sendable {
     }
 
     private func press(_ token: ActionToken, _ request: HTTPRequest) async -> HTTPResponse {
-        guard case .accepted(let press) = await service.press(token, at: clock()) else {
+        guard case .accepted(let press) = await presses.press(token, at: clock()) else {
             sayUnknown(request)
             return Self.notFound
         }
         let refusal = await perform(press)
-        await service.finishPress(press, refusal: refusal, at: clock())
+        await presses.finishPress(press, refusal: refusal, at: clock())
         if let refusal {
             return .json(
                 502, ["status": "refused", "github_status": refusal.status.map { .number(Double($0)) } ?? .null])

@@ -145,4 +145,41 @@ struct DeliveryRecorder: Sendable {
             break
         }
     }
+
+    /// Deliveries applied per turn on the leader: a bigger group shares one commit among more, a
+    /// smaller one lets the answers queued meanwhile go sooner.
+    static let applyGroup = 64
+
+    /// Applies, in the leader's turn, up to `applyGroup` of the deliveries the instances committed,
+    /// oldest first (`WaitingDeliveryCommitter`); how many. The turn's rows are dated by the last.
+    func applyWaiting(in turn: inout ServiceTurn) throws -> Int {
+        let waiting = try turn.database.waitingDeliveries(limit: Self.applyGroup)
+        for stored in waiting {
+            let delivery = IncomingDelivery(
+                id: stored.id, event: stored.event, hookID: stored.hookID, contentType: stored.contentType,
+                body: stored.payload ?? Data(), receivedAt: stored.receivedAt)
+            _ = try record(delivery, waiting: true, in: &turn)
+        }
+        if let last = waiting.map(\.receivedAt).max() { turn.now = last }
+        turn.wakesDispatcher = !waiting.isEmpty
+        return waiting.count
+    }
+
+    /// The answer to a delivery the store could not take, even alone: a 503, counted and said, so
+    /// GitHub can redeliver it.
+    static func unstored(_ delivery: IncomingDelivery, error: any Error, log: Logger, metrics: Metrics)
+        -> IngestResult
+    {
+        metrics.add(
+            "deliveries_total", labels: ["event": Metrics.eventLabel(delivery.event), "outcome": "store_unavailable"])
+        log.error(
+            "could not commit a delivery; GitHub is told 503 and can redeliver it",
+            [
+                "github.delivery": .string(delivery.id), "github.event": .string(delivery.event),
+                "error": .string("\(error)"),
+            ])
+        return IngestResult(
+            status: 503,
+            body: ["error": "store_unavailable", "detail": "the delivery could not be stored; redeliver it later"])
+    }
 }

@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeStore
+import Foundation
 
 /// Where this instance stands as the leader, as the service last heard it from the leadership
 /// loop, and the one rule for whether leader-only work may go now (`allows`).
@@ -100,4 +101,42 @@ struct LeaderState: Sendable {
 
     /// When the earliest claim still held ends: the dispatcher wakes then.
     var nextClaimEnd: UnixTime? { claimedElsewhere.values.min() }
+
+    /// How long a claim on a card lasts: longer than a PushWard request may take
+    /// (`sharedRequestTimeout`), so a request still out when its leader was deposed has ended
+    /// before another is sent. Bounds the failover of the one card whose request was out.
+    static let claimDuration: UnixTime = 5
+    /// The PushWard client's timeout when several instances share the database: shorter than a
+    /// single instance's 10 s, so a claimed card waits at most `claimDuration` after a failover.
+    static let sharedRequestTimeout: Double = 4
+
+    /// Claims `slugs` in the turn that plans their requests, so they are committed before any is
+    /// sent. Nothing to claim on SQLite.
+    func claim(_ slugs: [String], in turn: borrowing ServiceTurn) throws {
+        guard isShared, !slugs.isEmpty else { return }
+        try turn.database.claimCards(slugs, epoch: epoch ?? 0, until: turn.now + Self.claimDuration)
+    }
+
+    /// On taking the lead under `epoch`: the previous leader's claims, read from `database`, are
+    /// waited out (when they cannot be read, a claim's duration for every card in `cards`), and
+    /// the lead is said.
+    mutating func waitOutClaims(
+        of epoch: Int64, in database: BridgeDatabase, cards: some Sequence<String>, log: Logger
+    ) {
+        let now = Date().timeIntervalSince1970
+        do {
+            waitOut(try database.cardsClaimedElsewhere(epoch: epoch, at: now))
+        } catch {
+            log.warning(
+                "could not read the previous leader's claims; waiting out a claim's duration",
+                ["error": .string("\(error)")])
+            waitOut(Dictionary(uniqueKeysWithValues: cards.map { ($0, now + Self.claimDuration) }))
+        }
+        log.notice(
+            "leading: applying deliveries and sending to PushWard",
+            [
+                "leader.epoch": .number(Double(epoch)),
+                "leader.claims_waited": .number(Double(claimedElsewhere.count)),
+            ])
+    }
 }

@@ -21,11 +21,14 @@ final class LeadershipService: DaemonService, @unchecked Sendable {
     private var stopping = false
     private var finished = false
 
-    init(uri: String, holder: String, settings: LeaderLease.Settings, service: BridgeService, logger: Logger) {
+    init(
+        uri: String, holder: String, settings: LeaderLease.Settings, service: BridgeService, board: LeadershipBoard,
+        logger: Logger
+    ) {
         lease = LeaderLease(uri: uri, holder: holder, settings: settings)
         self.uri = uri
         self.service = service
-        board = service.leadership ?? LeadershipBoard()
+        self.board = board
         self.logger = logger
     }
 

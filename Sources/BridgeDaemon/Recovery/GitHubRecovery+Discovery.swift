@@ -35,13 +35,13 @@ extension GitHubRecovery {
     func discover() async -> Discovery {
         let started = now()
         guard let url = webhookURL else { return Discovery(hooks: [], at: started, lookedAnywhere: true) }
-        let repositories = await service.recentRepositories(runs: Self.discoveryRuns)
+        let repositories = await ledger.recentRepositories(runs: Self.discoveryRuns)
         var owners = repositories.compactMap(HookOwner.init(repository:))
         var accounts: [String] = []
         for owner in owners where !accounts.contains(owner.account) { accounts.append(owner.account) }
         owners += accounts.compactMap(HookOwner.init(organization:))
         var found: [GitHubAPISettings.Hook] = []
-        for owner in owners where service.mayStartRequest() {
+        for owner in owners where client.fence.permits() {
             do {
                 for hook in try await client.hooks(of: owner) where hook.url == url {
                     found.append(owner.hook(id: hook.id))

@@ -18,8 +18,8 @@ extension GitHubRecovery {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(interval))
             // The leader looks runs up: a follower's engine is not the one that applies the answer.
-            guard service.mayStartRequest() else { continue }
-            let quiet = await service.quietRuns(
+            guard client.fence.permits() else { continue }
+            let quiet = await ledger.quietRuns(
                 quietFor: Double(settings.staleAfter), at: now(), limit: Self.lookupsPerRound)
             for key in quiet {
                 if Task.isCancelled { return }
@@ -79,7 +79,7 @@ extension GitHubRecovery {
         let applied = results.filter { $0.status == 202 }.count
         board.update { $0.runsLookedUp += 1 }
         // A no-op when the answer changed the run (its quiet period started with that change).
-        await service.heardFromAPI(key, at: at)
+        await ledger.heardFromAPI(key, at: at)
         if applied == 0 {
             metrics.add("github_run_lookups_total", labels: ["outcome": "unchanged"])
             return true

@@ -21,14 +21,14 @@ extension GitHubRecovery {
             // API allowance asking for the same redeliveries again. A follower looks every second
             // whether it leads, so a new leader sweeps at once: the deliveries GitHub sent to an
             // instance that died are in the log as failed, and the sweep is what brings them back.
-            guard service.mayStartRequest() else {
+            guard client.fence.permits() else {
                 try? await Task.sleep(for: .seconds(Self.followerPoll))
                 continue
             }
             var missed = 0
             var pause = Double(settings.sweepInterval)
             var withheld = false
-            for hook in await hooksToSweep(&found) where !withheld && service.mayStartRequest() {
+            for hook in await hooksToSweep(&found) where !withheld && client.fence.permits() {
                 switch await sweep(hook, pacing: &pacing) {
                 case .swept(let asked): missed += asked
                 case .wait(let until): pause = min(pause, max(1, until - now()))
@@ -61,7 +61,7 @@ extension GitHubRecovery {
     func sweep(_ hook: GitHubAPISettings.Hook, pacing: inout Pacing) async -> SweepOutcome {
         let started = now()
         let name = hook.description
-        let examined = await service.examinedThrough(hook: name)
+        let examined = await ledger.examinedThrough(hook: name)
         var log: [HookDelivery] = []
         var cursor: String?
         do {
@@ -84,11 +84,11 @@ extension GitHubRecovery {
             return failed(error, hook: name)
         }
         let guids = Set(log.lazy.filter { RedeliveryPlan.events.contains($0.event) }.map(\.guid))
-        guard let state = await service.recoveryState(guids: guids) else { return .failed }
+        guard let state = await ledger.state(guids: guids) else { return .failed }
         let plan = RedeliveryPlan(
             log: log, stored: state.stored, requested: state.requested, sweptAt: started,
             retention: settings.deliveryRetention)
-        if !plan.givenUp.isEmpty { await service.recordGivenUp(plan.givenUp, at: started) }
+        if !plan.givenUp.isEmpty { await ledger.recordGivenUp(plan.givenUp, at: started) }
         for delivery in plan.givenUp {
             logger.error(
                 "asked GitHub to redeliver this delivery the most times allowed and it never arrived; not asked for again",
@@ -103,7 +103,7 @@ extension GitHubRecovery {
             let wait = pacing.delay(at: now())
             if wait > 0 { try? await Task.sleep(for: .seconds(wait)) }
             if Task.isCancelled { break }
-            guard await service.recordRecoveryRequest(delivery, hook: name, at: now()) else { break }
+            guard await ledger.recordRecoveryRequest(delivery, hook: name, at: now()) else { break }
             pacing.spend(at: now())
             do {
                 try await client.redeliver(delivery.id, of: hook)
@@ -122,7 +122,7 @@ extension GitHubRecovery {
                 return failed(error, hook: name)
             }
         }
-        await service.recordSweep(hook: name, examinedThrough: plan.examinedThrough, at: started)
+        await ledger.recordSweep(hook: name, examinedThrough: plan.examinedThrough, at: started)
         metrics.add("github_sweeps_total", labels: ["outcome": "ok"])
         let limit = await client.rateLimit
         board.update { standing in

@@ -16,6 +16,9 @@ struct GitHubRecovery: Sendable {
     let now: @Sendable () -> Double
     /// `<public_url>/webhook`: with no `hooks` configured, recovery sweeps the hooks posting there.
     var webhookURL: String? = nil
+
+    /// What recovery reads from and writes to the store (`RecoveryLedger`).
+    var ledger: RecoveryLedger { RecoveryLedger(service: service, log: logger) }
 }
 
 extension GitHubRecovery {

@@ -21,6 +21,30 @@ final class ServiceQueue: Sendable {
     /// Deliveries received and not answered yet (queued, or in the commit under way).
     var waiting: Int { ingest.waiting + (answers?.waiting ?? 0) }
 
+    /// Takes a delivery from an HTTP thread: on PostgreSQL to the committer, else into the next
+    /// group; `drain` is called (to schedule one on this queue) when the group was empty.
+    func submit(
+        _ delivery: IncomingDelivery, completion: @escaping @Sendable (IngestResult) -> Void,
+        drain: () -> Void
+    ) {
+        if let answers { return answers.submit(delivery, completion: completion) }
+        if ingest.append(IngestQueue.Ticket(delivery: delivery, completion: completion)) { drain() }
+    }
+
+    /// Commits one group with `commit` (on this queue) and hands the answers out from another
+    /// thread (building each response, its metrics, resuming its connection), so the queue takes
+    /// the next group at once. False when no delivery was waiting.
+    func drain(_ commit: ([IncomingDelivery]) -> [IngestResult]) -> Bool {
+        let batch = ingest.take()
+        guard !batch.isEmpty else { return false }
+        let results = commit(batch.map(\.delivery))
+        let tickets = ingest
+        DispatchQueue.global().async {
+            for (ticket, result) in zip(batch, results) { tickets.answer(ticket, with: result) }
+        }
+        return true
+    }
+
     /// Runs `job` on the queue, behind whatever is queued there already.
     func async(_ job: @escaping @Sendable () -> Void) {
         executor.queue.async(execute: job)
