@@ -26,14 +26,9 @@ enum CheckConfigCommand {
         that object; the configuration itself is still valid.
         """
 
-    static let spec = CommandSpec(name: "check-config", valued: ["config", "database"]) { run($0) }
+    static let spec = CommandSpec(name: "check-config", valued: ["config", "database"], help: help) { run($0) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         let configuration: BridgeConfiguration
         switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
         case .success(let loaded): configuration = loaded

@@ -30,21 +30,13 @@ enum GitHubHooksCommand {
         78 when the configuration lacks github.api, a secret or a URL.
         """
 
-    /// `github hooks` in the CLI's table of commands (`help --json`, docs/cli.md).
+    /// `github hooks` in the CLI's table of commands (`help --json`, docs/cli.md). `hooks`, so far
+    /// its only subcommand, comes first (`CLI.parse` checks it): `github` alone, or with another
+    /// word, is a usage error, and `github --help` prints this command's help.
     static let spec = CommandSpec(
-        name: "github", subcommands: ["hooks"], valued: ["config", "repo", "org", "url"], flags: ["check", "json"]
-    ) { dispatch($0) }
-
-    /// `github <subcommand>`: only `hooks` so far.
-    static func dispatch(_ arguments: [String]) -> ExitCode {
-        guard let subcommand = arguments.first else { return CLI.usage("github needs a subcommand: hooks", help: help) }
-        if subcommand == "--help" || subcommand == "-h" {
-            print(help)
-            return .success
-        }
-        guard subcommand == "hooks" else { return CLI.usage("unknown github subcommand \(subcommand)", help: help) }
-        return run(Array(arguments.dropFirst()))
-    }
+        name: "github", subcommands: ["hooks"], subcommandFirst: true, valued: ["config", "repo", "org", "url"],
+        flags: ["check", "json"], help: help
+    ) { run($0) }
 
     /// What the command was asked to do, once the command line and configuration are read.
     struct Request {
@@ -55,12 +47,7 @@ enum GitHubHooksCommand {
         var json: Bool
     }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         guard parsed.positionals.isEmpty else { return CLI.usage("github hooks takes no arguments", help: help) }
         let owner: HookOwner
         switch (parsed.options["repo"], parsed.options["org"]) {

@@ -38,16 +38,11 @@ enum RenderCommand {
     }
 
     static let spec = CommandSpec(
-        name: "render", valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"]
+        name: "render", valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"],
+        help: help
     ) { run($0) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help)
-        {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         guard !parsed.positionals.isEmpty else { return CLI.usage("render needs at least one FILE", help: help) }
 
         var configuration = BridgeConfiguration()

@@ -18,14 +18,9 @@ enum ServeCommand {
         one JSON object a line otherwise (journald); "log_format": "text" or "json" forces either.
         """
 
-    static let spec = CommandSpec(name: "serve", valued: ["config"]) { run($0) }
+    static let spec = CommandSpec(name: "serve", valued: ["config"], help: help) { run($0) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         guard parsed.positionals.isEmpty else { return CLI.usage("serve takes no arguments", help: help) }
         let configuration: BridgeConfiguration
         switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
