@@ -155,9 +155,10 @@ enum CLI {
         guard let spec = commands.first(where: { $0.name == command || $0.aliases.contains(command) }) else {
             return usage("unknown command \(command)", help: help)
         }
-        switch parse(rest, spec: spec) {
-        case .success(let parsed): return spec.run(parsed)
-        case .failure(let code): return code
+        do throws(ExitCode) {
+            return try spec.run(try parse(rest, spec: spec).get())
+        } catch {
+            return error
         }
     }
 }

@@ -24,7 +24,9 @@ struct CommandSpec: Sendable {
     /// What `--help` prints, and what follows a usage error on stderr.
     var help: String
     /// The command itself, given its parsed command line (`subcommand` set when `subcommandFirst`).
-    var run: @Sendable (ParsedArguments) -> ExitCode
+    /// It throws the exit code when a step it took (reading the configuration, the recordings)
+    /// already said what went wrong on stderr: `try CLI.effectiveConfiguration(…).get()`.
+    var run: @Sendable (ParsedArguments) throws(ExitCode) -> ExitCode
 
     /// `{"name", "aliases", "subcommands", "options", "flags"}`, options and flags with their `--`, `--help`
     /// included: what the parser accepts after `name`.

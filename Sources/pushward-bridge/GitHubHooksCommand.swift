@@ -36,7 +36,7 @@ enum GitHubHooksCommand {
     static let spec = CommandSpec(
         name: "github", subcommands: ["hooks"], subcommandFirst: true, valued: ["config", "repo", "org", "url"],
         flags: ["check", "json"], help: help
-    ) { run($0) }
+    ) { parsed throws(ExitCode) in try run(parsed) }
 
     /// What the command was asked to do, once the command line and configuration are read.
     struct Request {
@@ -47,7 +47,7 @@ enum GitHubHooksCommand {
         var json: Bool
     }
 
-    static func run(_ parsed: ParsedArguments) -> ExitCode {
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
         guard parsed.positionals.isEmpty else { return CLI.usage("github hooks takes no arguments", help: help) }
         let owner: HookOwner
         switch (parsed.options["repo"], parsed.options["org"]) {
@@ -64,22 +64,12 @@ enum GitHubHooksCommand {
         default:
             return CLI.usage("give either --repo OWNER/NAME or --org ORG", help: help)
         }
-        let configuration: BridgeConfiguration
-        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let code): return code
-        }
+        let configuration = try CLI.effectiveConfiguration(path: parsed.options["config"]).get()
         let check = parsed.flags.contains("check")
-        let client: GitHubAPIClient
-        let request: Request
-        switch prepare(configuration, owner: owner, url: parsed.options["url"], check: check) {
-        case .success(let prepared):
-            client = prepared.client
-            request = Request(
-                owner: owner, url: prepared.url, secret: prepared.secret, check: check,
-                json: parsed.flags.contains("json"))
-        case .failure(let code): return code
-        }
+        let prepared = try prepare(configuration, owner: owner, url: parsed.options["url"], check: check).get()
+        let client = prepared.client
+        let request = Request(
+            owner: owner, url: prepared.url, secret: prepared.secret, check: check, json: parsed.flags.contains("json"))
         let outcome = CheckConfigCommand.blocking { await HookReport.make(request, client: client) }
         guard let outcome else { return .failure }
         print(request.json ? outcome.json.canonicalString : outcome.text)
