@@ -70,11 +70,14 @@ test: test-deps
 	$(MAKE) --no-print-directory check-units
 	$(MAKE) --no-print-directory check-docs
 
-# Every relative link and #anchor of README.md, SECURITY.md and docs/ resolves (the checker's own
-# tests first): a page moved or a heading renamed cannot leave a reader at a dead link.
+# Every relative link and #anchor of README.md, SECURITY.md and docs/ resolves (the checkers' own
+# tests first): a page moved or a heading renamed cannot leave a reader at a dead link. And
+# config.example.json, the first file a newcomer reads, names no key docs/configuration.md does
+# not list, sets none it does not list, and names every key it lists.
 check-docs:
 	PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m unittest discover -s Tests/docs -q
 	$(PYTHON) Tests/docs/check_docs.py README.md SECURITY.md docs bench/README.md
+	$(PYTHON) Tests/docs/check_config_example.py config.example.json docs/configuration.md
 
 # The checker's own tests (a known-bad request is caught), then every request the suite sent to
 # the fake PushWard against the OpenAPI document and its overlay: any violation fails.

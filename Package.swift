@@ -74,10 +74,16 @@ let package = Package(
             dependencies: ["WebhookServer", "BridgeCore", "BridgeTestSupport"]
         ),
     ],
-    // Upcoming features, not on yet: with ExistentialAny and MemberImportVisibility passed by hand
-    // (-enable-upcoming-feature), every target of Sources, BridgeCoreTests and WebhookServerTests
-    // compiles (their imports were made explicit for it), ExistentialAny found nothing, and
-    // BridgeDaemonTests still reaches BridgeStore through transitive imports
-    // (IngressHardeningTests first). Turn both on here once that target imports what it uses.
     swiftLanguageModes: [.v6]
 )
+
+// Upcoming features, on for every Swift target: `any` spelled out wherever an existential is
+// meant (ExistentialAny), and each file imports the modules whose members it uses instead of
+// reaching them through another file's import (MemberImportVisibility), so a file's imports say
+// what it depends on and the layering tests read the truth.
+for target in package.targets where target.type != .system {
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [
+            .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility"),
+        ]
+}

@@ -22,7 +22,7 @@ final class StartTimeoutExtender: @unchecked Sendable {
     private let lock = NSLock()
     private var status = ""
     private var started: ContinuousClock.Instant?
-    private var timer: DispatchSourceTimer?
+    private var timer: (any DispatchSourceTimer)?
 
     init(notifier: SystemdNotifier, interval: Double = 10, grant: Double = 30, heartbeat: Heartbeat? = nil) {
         self.notifier = notifier

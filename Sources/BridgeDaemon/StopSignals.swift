@@ -12,7 +12,7 @@ import Foundation
 public final class StopSignals: @unchecked Sendable {
     private let stopRequested = DispatchSemaphore(value: 0)
     // Set once in init, cancelled by `cancel`; never touched concurrently.
-    private var sources: [DispatchSourceSignal] = []
+    private var sources: [any DispatchSourceSignal] = []
 
     /// Returns once both sources are armed: `resume()` arms a source later, on libdispatch's own
     /// queue, and a signal in between (its default action already replaced) would be lost.

@@ -3,7 +3,8 @@
  * OpenSSL's macros or its deprecated HMAC_CTX API: the webhook signature check (HMAC-SHA256, a
  * constant-time compare; one-shot, a webhook body of at most 25 MB is in memory anyway) and the
  * GitHub App's JWTs (RS256 signatures with the App's PEM key, and their check in the tests' fake
- * GitHub).
+ * GitHub). No bare SHA-256 digest: the core's SHA256 is the bridge's one (see its comment for why,
+ * and WebhookSignature's for why the HMAC is libcrypto's all the same).
  */
 #ifndef PWB_COPENSSL_SHIM_H
 #define PWB_COPENSSL_SHIM_H

@@ -46,13 +46,13 @@ extension URLSession {
 private final class DataTaskHandle: @unchecked Sendable {
     // Guarded by `lock`.
     private let lock = NSLock()
-    private var continuation: CheckedContinuation<(Data, URLResponse), Error>?
-    private var early: Result<(Data, URLResponse), Error>?
+    private var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+    private var early: Result<(Data, URLResponse), any Error>?
     private var done = false
 
     /// Keeps the continuation; false (and resumed already) when the caller was cancelled first.
-    func attach(_ continuation: CheckedContinuation<(Data, URLResponse), Error>) -> Bool {
-        let result: Result<(Data, URLResponse), Error>? = lock.withLock {
+    func attach(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
+        let result: Result<(Data, URLResponse), any Error>? = lock.withLock {
             if let early { return early }
             self.continuation = continuation
             return nil
@@ -63,8 +63,8 @@ private final class DataTaskHandle: @unchecked Sendable {
     }
 
     /// Resumes the caller with `result` unless something resumed it already.
-    func finish(_ result: Result<(Data, URLResponse), Error>) {
-        let continuation: CheckedContinuation<(Data, URLResponse), Error>? = lock.withLock {
+    func finish(_ result: Result<(Data, URLResponse), any Error>) {
+        let continuation: CheckedContinuation<(Data, URLResponse), any Error>? = lock.withLock {
             guard !done else { return nil }
             done = true
             guard let continuation = self.continuation else {

@@ -13,6 +13,11 @@ import Foundation
 /// accepted too: the comparison is on the decoded bytes, so the case carries no information, and
 /// refusing it would only reject correctly signed deliveries from re-signing tools and proxies.
 /// The `sha256=` prefix itself must be lowercase, exactly as GitHub sends it.
+///
+/// The HMAC is libcrypto's, not one built on the core's `SHA256` (the bridge's one SHA-256 digest,
+/// whose comment says why it is the core's): this check runs on every delivery before anything
+/// else, and libcrypto's took a sixth of the time on an 8.7 KB body (`dispatch-bench --digest`:
+/// 9.0 µs against 53 µs on the quietest of three runs, 5.9 to 6.4 times over all three).
 public enum WebhookSignature {
     public enum Check: Sendable, Equatable {
         /// The signature is the HMAC of the body under `secrets[secretIndex]` (the first one, if

@@ -23,7 +23,7 @@ FileHandle.standardOutput.write(Data("{\"port\": \(server.port)}\n".utf8))
 signal(SIGTERM, SIG_IGN)
 signal(SIGINT, SIG_IGN)
 let stop = DispatchSemaphore(value: 0)
-var sources: [DispatchSourceSignal] = []
+var sources: [any DispatchSourceSignal] = []
 for number in [SIGTERM, SIGINT] {
     let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
     source.setEventHandler { stop.signal() }

@@ -35,25 +35,37 @@ enum CLI {
         FileHandle.standardError.write(Data("pushward-bridge: \(TerminalText.sanitized(message))\n".utf8))
     }
 
-    /// A command's arguments, parsed with the options its spec lists (see `parse(_:valued:flags:help:)`).
-    static func parse(_ arguments: [String], spec: CommandSpec, help: String) -> Result<ParsedArguments, ExitCode> {
-        parse(arguments, valued: spec.valued, flags: spec.flags, help: help)
-    }
-
-    /// A command's arguments, or the exit code when it is already done: `--help` printed its
-    /// text (0), or the command line was wrong (64, with the message and the help on stderr).
-    static func parse(_ arguments: [String], valued: Set<String>, flags: Set<String>, help: String)
-        -> Result<ParsedArguments, ExitCode>
-    {
-        do throws(UsageError) {
-            let parsed = try ParsedArguments(arguments, valued: valued, flags: flags.union(["help"]))
-            guard !parsed.flags.contains("help") else {
-                print(help)
+    /// A command's arguments parsed with the options its spec declares, or the exit code when it
+    /// is already done: `--help` printed its text (0), or the command line was wrong (64, with the
+    /// message and the help on stderr). The one parser of every command (`run` calls it).
+    static func parse(_ arguments: [String], spec: CommandSpec) -> Result<ParsedArguments, ExitCode> {
+        var arguments = arguments
+        var subcommand: String?
+        if spec.subcommandFirst {
+            guard let word = arguments.first else {
+                let words = spec.subcommands.joined(separator: ", ")
+                return .failure(usage("\(spec.name) needs a subcommand: \(words)", help: spec.help))
+            }
+            if word == "--help" || word == "-h" {
+                print(spec.help)
                 return .failure(.success)
             }
+            guard spec.subcommands.contains(word) else {
+                return .failure(usage("unknown \(spec.name) subcommand \(word)", help: spec.help))
+            }
+            subcommand = word
+            arguments.removeFirst()
+        }
+        do throws(UsageError) {
+            var parsed = try ParsedArguments(arguments, valued: spec.valued, flags: spec.flags.union(["help"]))
+            guard !parsed.flags.contains("help") else {
+                print(spec.help)
+                return .failure(.success)
+            }
+            parsed.subcommand = subcommand
             return .success(parsed)
         } catch {
-            return .failure(usage(error.description, help: help))
+            return .failure(usage(error.description, help: spec.help))
         }
     }
 
@@ -112,29 +124,22 @@ enum CLI {
         RenderCommand.spec, ReplayCommand.spec, GitHubHooksCommand.spec, versionSpec, helpSpec,
     ]
 
-    static let versionSpec = CommandSpec(name: "version", aliases: ["--version"]) { runVersion($0) }
+    static let versionSpec = CommandSpec(name: "version", aliases: ["--version"], help: help) { runVersion($0) }
 
-    static func runVersion(_ arguments: [String]) -> ExitCode {
-        switch parse(arguments, spec: versionSpec, help: help) {
-        case .success(let parsed) where parsed.positionals.isEmpty: break
-        case .success: return usage("version takes no arguments", help: help)
-        case .failure(let code): return code
-        }
+    static func runVersion(_ parsed: ParsedArguments) -> ExitCode {
+        guard parsed.positionals.isEmpty else { return usage("version takes no arguments", help: help) }
         print("pushward-bridge \(version)")
         return .success
     }
 
-    static let helpSpec = CommandSpec(name: "help", aliases: ["--help", "-h"], flags: ["json"]) { runHelp($0) }
+    static let helpSpec = CommandSpec(name: "help", aliases: ["--help", "-h"], flags: ["json"], help: help) {
+        runHelp($0)
+    }
 
     /// `help [--json]`: the usage text, or every command with its options as one JSON object
     /// (`{"commands": [...]}`, see `CommandSpec.json`): what docs/cli.md is checked against, and
     /// what a shell completion can be made from.
-    static func runHelp(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch parse(arguments, spec: helpSpec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func runHelp(_ parsed: ParsedArguments) -> ExitCode {
         guard parsed.positionals.isEmpty else { return usage("help takes no arguments", help: help) }
         guard parsed.flags.contains("json") else {
             print(help)
@@ -150,6 +155,10 @@ enum CLI {
         guard let spec = commands.first(where: { $0.name == command || $0.aliases.contains(command) }) else {
             return usage("unknown command \(command)", help: help)
         }
-        return spec.run(rest)
+        do throws(ExitCode) {
+            return try spec.run(try parse(rest, spec: spec).get())
+        } catch {
+            return error
+        }
     }
 }

@@ -26,19 +26,12 @@ enum CheckConfigCommand {
         that object; the configuration itself is still valid.
         """
 
-    static let spec = CommandSpec(name: "check-config", valued: ["config", "database"]) { run($0) }
+    static let spec = CommandSpec(name: "check-config", valued: ["config", "database"], help: help) {
+        parsed throws(ExitCode) in try run(parsed)
+    }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
-        let configuration: BridgeConfiguration
-        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
+        let configuration = try CLI.effectiveConfiguration(path: parsed.options["config"]).get()
         var described = ConfigurationLoader.describe(configuration)
         if case .object(var members) = described {
             members["budget"] = budget(configuration, database: parsed.options["database"])

@@ -1,5 +1,7 @@
 /// Arguments split into positionals and `--name value` / `--flag` options, in any order.
 struct ParsedArguments {
+    /// The word taken off the front for a command whose subcommand comes first (`github hooks`).
+    var subcommand: String?
     var positionals: [String] = []
     var options: [String: String] = [:]
     var flags: Set<String> = []

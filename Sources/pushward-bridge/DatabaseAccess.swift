@@ -9,9 +9,10 @@ enum DatabaseAccess {
     static func open(_ parsed: ParsedArguments) -> Result<BridgeDatabase, ExitCode> {
         var path = parsed.options["database"]
         if path == nil {
-            switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
-            case .success(let configuration): path = configuration.database
-            case .failure(let code): return .failure(code)
+            do throws(ExitCode) {
+                path = try CLI.effectiveConfiguration(path: parsed.options["config"]).get().database
+            } catch {
+                return .failure(error)
             }
         }
         // Both branches above set it, or returned.

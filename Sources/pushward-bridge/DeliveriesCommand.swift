@@ -14,15 +14,11 @@ enum DeliveriesCommand {
         """
 
     static let spec = CommandSpec(
-        name: "deliveries", subcommands: ["list", "show"], valued: ["config", "database", "limit"], flags: ["json"]
+        name: "deliveries", subcommands: ["list", "show"], valued: ["config", "database", "limit"], flags: ["json"],
+        help: help
     ) { run($0) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         guard let subcommand = parsed.positionals.first else {
             return CLI.usage("deliveries needs list or show", help: help)
         }

@@ -21,16 +21,13 @@ enum ExplainCommand {
         use them (the defaults stand in otherwise).
         """
 
-    static let spec = CommandSpec(name: "explain", valued: ["config", "database", "delivery"], flags: ["json"]) {
+    static let spec = CommandSpec(
+        name: "explain", valued: ["config", "database", "delivery"], flags: ["json"], help: help
+    ) {
         run($0)
     }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         let json = parsed.flags.contains("json")
         if let id = parsed.options["delivery"] {
             guard parsed.positionals.isEmpty else {

@@ -30,21 +30,13 @@ enum GitHubHooksCommand {
         78 when the configuration lacks github.api, a secret or a URL.
         """
 
-    /// `github hooks` in the CLI's table of commands (`help --json`, docs/cli.md).
+    /// `github hooks` in the CLI's table of commands (`help --json`, docs/cli.md). `hooks`, so far
+    /// its only subcommand, comes first (`CLI.parse` checks it): `github` alone, or with another
+    /// word, is a usage error, and `github --help` prints this command's help.
     static let spec = CommandSpec(
-        name: "github", subcommands: ["hooks"], valued: ["config", "repo", "org", "url"], flags: ["check", "json"]
-    ) { dispatch($0) }
-
-    /// `github <subcommand>`: only `hooks` so far.
-    static func dispatch(_ arguments: [String]) -> ExitCode {
-        guard let subcommand = arguments.first else { return CLI.usage("github needs a subcommand: hooks", help: help) }
-        if subcommand == "--help" || subcommand == "-h" {
-            print(help)
-            return .success
-        }
-        guard subcommand == "hooks" else { return CLI.usage("unknown github subcommand \(subcommand)", help: help) }
-        return run(Array(arguments.dropFirst()))
-    }
+        name: "github", subcommands: ["hooks"], subcommandFirst: true, valued: ["config", "repo", "org", "url"],
+        flags: ["check", "json"], help: help
+    ) { parsed throws(ExitCode) in try run(parsed) }
 
     /// What the command was asked to do, once the command line and configuration are read.
     struct Request {
@@ -55,12 +47,7 @@ enum GitHubHooksCommand {
         var json: Bool
     }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
         guard parsed.positionals.isEmpty else { return CLI.usage("github hooks takes no arguments", help: help) }
         let owner: HookOwner
         switch (parsed.options["repo"], parsed.options["org"]) {
@@ -77,22 +64,12 @@ enum GitHubHooksCommand {
         default:
             return CLI.usage("give either --repo OWNER/NAME or --org ORG", help: help)
         }
-        let configuration: BridgeConfiguration
-        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let code): return code
-        }
+        let configuration = try CLI.effectiveConfiguration(path: parsed.options["config"]).get()
         let check = parsed.flags.contains("check")
-        let client: GitHubAPIClient
-        let request: Request
-        switch prepare(configuration, owner: owner, url: parsed.options["url"], check: check) {
-        case .success(let prepared):
-            client = prepared.client
-            request = Request(
-                owner: owner, url: prepared.url, secret: prepared.secret, check: check,
-                json: parsed.flags.contains("json"))
-        case .failure(let code): return code
-        }
+        let prepared = try prepare(configuration, owner: owner, url: parsed.options["url"], check: check).get()
+        let client = prepared.client
+        let request = Request(
+            owner: owner, url: prepared.url, secret: prepared.secret, check: check, json: parsed.flags.contains("json"))
         let outcome = CheckConfigCommand.blocking { await HookReport.make(request, client: client) }
         guard let outcome else { return .failure }
         print(request.json ? outcome.json.canonicalString : outcome.text)

@@ -38,24 +38,16 @@ enum RenderCommand {
     }
 
     static let spec = CommandSpec(
-        name: "render", valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"]
-    ) { run($0) }
+        name: "render", valued: ["config", "fidelity", "template", "budget", "used"], flags: ["summary"],
+        help: help
+    ) { parsed throws(ExitCode) in try run(parsed) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help)
-        {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
         guard !parsed.positionals.isEmpty else { return CLI.usage("render needs at least one FILE", help: help) }
 
         var configuration = BridgeConfiguration()
         if let path = parsed.options["config"] {
-            switch CLI.loadConfiguration(path: path) {
-            case .success(let loaded): configuration = loaded
-            case .failure(let code): return code
-            }
+            configuration = try CLI.loadConfiguration(path: path).get()
         }
         if let level = parsed.options["fidelity"] {
             guard let fidelity = Fidelity(rawValue: level) else {
@@ -71,11 +63,7 @@ enum RenderCommand {
             }
             configuration.activity.template = template
         }
-        let deliveries: [RecordedDelivery]
-        switch CLI.loadRecordings(parsed.positionals) {
-        case .success(let loaded): deliveries = loaded
-        case .failure(let code): return code
-        }
+        let deliveries = try CLI.loadRecordings(parsed.positionals).get()
         var session = RenderSession(
             engine: Self.engine(configuration))
         var events: [WebhookEvent] = []

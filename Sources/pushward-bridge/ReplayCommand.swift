@@ -24,7 +24,9 @@ enum ReplayCommand {
         waits between deliveries. Exit 0 when every delivery got a 2xx, 1 otherwise.
         """
 
-    static let spec = CommandSpec(name: "replay", valued: ["url", "secret", "secret-file", "delay"]) { run($0) }
+    static let spec = CommandSpec(name: "replay", valued: ["url", "secret", "secret-file", "delay"], help: help) {
+        parsed throws(ExitCode) in try run(parsed)
+    }
 
     /// The secret to sign with: `--secret-file`'s first line, else `--secret` (with a warning that
     /// it shows in `ps`), else `PUSHWARD_WEBHOOK_SECRETS`'s (or its `_FILE`'s) first secret.
@@ -64,20 +66,11 @@ enum ReplayCommand {
                     + "PUSHWARD_WEBHOOK_SECRETS, or --secret", help: help))
     }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
         guard !parsed.positionals.isEmpty else { return CLI.usage("replay needs at least one FILE", help: help) }
         guard let urlText = parsed.options["url"], let url = URL(string: urlText), url.scheme?.hasPrefix("http") == true
         else { return CLI.usage("replay needs --url http(s)://HOST:PORT/webhook", help: help) }
-        let secret: String
-        switch replaySecret(parsed, environment: ProcessInfo.processInfo.environment) {
-        case .success(let found): secret = found
-        case .failure(let code): return code
-        }
+        let secret = try replaySecret(parsed, environment: ProcessInfo.processInfo.environment).get()
         var delay = 0.0
         if let text = parsed.options["delay"] {
             guard let milliseconds = Double(text), milliseconds >= 0 else {
@@ -85,11 +78,7 @@ enum ReplayCommand {
             }
             delay = milliseconds / 1000
         }
-        let deliveries: [RecordedDelivery]
-        switch CLI.loadRecordings(parsed.positionals) {
-        case .success(let loaded): deliveries = loaded
-        case .failure(let code): return code
-        }
+        let deliveries = try CLI.loadRecordings(parsed.positionals).get()
         var allAccepted = true
         for (index, delivery) in deliveries.enumerated() {
             if index > 0, delay > 0 { Thread.sleep(forTimeInterval: delay) }

@@ -19,16 +19,10 @@ enum RunsCommand {
 
     static let spec = CommandSpec(
         name: "runs", subcommands: ["list", "show"], valued: ["config", "database", "repo", "limit"],
-        flags: ["json", "no-color"]
+        flags: ["json", "no-color"], help: help
     ) { run($0) }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help)
-        {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) -> ExitCode {
         guard let subcommand = parsed.positionals.first else { return CLI.usage("runs needs list or show", help: help) }
         var limit = 20
         if let text = parsed.options["limit"] {

@@ -18,20 +18,13 @@ enum ServeCommand {
         one JSON object a line otherwise (journald); "log_format": "text" or "json" forces either.
         """
 
-    static let spec = CommandSpec(name: "serve", valued: ["config"]) { run($0) }
+    static let spec = CommandSpec(name: "serve", valued: ["config"], help: help) { parsed throws(ExitCode) in
+        try run(parsed)
+    }
 
-    static func run(_ arguments: [String]) -> ExitCode {
-        let parsed: ParsedArguments
-        switch CLI.parse(arguments, spec: spec, help: help) {
-        case .success(let value): parsed = value
-        case .failure(let code): return code
-        }
+    static func run(_ parsed: ParsedArguments) throws(ExitCode) -> ExitCode {
         guard parsed.positionals.isEmpty else { return CLI.usage("serve takes no arguments", help: help) }
-        let configuration: BridgeConfiguration
-        switch CLI.effectiveConfiguration(path: parsed.options["config"]) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let code): return code
-        }
+        let configuration = try CLI.effectiveConfiguration(path: parsed.options["config"]).get()
         let problems = ConfigurationLoader.servingProblems(configuration)
         guard problems.isEmpty else {
             for problem in problems { CLI.error("configuration: \(problem)") }

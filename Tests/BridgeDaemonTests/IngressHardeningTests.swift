@@ -1,5 +1,6 @@
 import BridgeCore
 import BridgeDaemon
+import BridgeStore
 import BridgeTestSupport
 import Foundation
 import Testing

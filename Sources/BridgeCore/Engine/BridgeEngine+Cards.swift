@@ -106,42 +106,6 @@ extension BridgeEngine {
         runBook.supersedingRunNumber(of: state)
     }
 
-    /// The next request for what the card on `slug` shows at `now`, or when to ask again; `decide`
-    /// puts a due deletion ahead of it (`BridgeEngine+Removal.swift`).
-    mutating func decideContent(slug: String, at now: UnixTime) -> ReconcileDecision {
-        planSlots(at: now)
-        if let quietUntil = throttledUntil(slug: slug, at: now) {
-            cardBook.setDue(slug, at: quietUntil)
-            return .wait(until: quietUntil)
-        }
-        // A run without one of its person's slots sends nothing (`BridgeEngine+Slots`).
-        if let gated = slotGate(slug: slug, at: now) {
-            cardBook.setDue(slug, at: gated.dueAt)
-            return slotAdjusted(gated, slug: slug)
-        }
-        guard let session = cardBook[slug], var desired = desired(slug: slug, at: now) else {
-            cardBook.setDue(slug, at: nil)
-            return .idle
-        }
-        let settings = configuration.settings
-        if !desired.isFinal { cardBook.applyProgressFloor(to: &desired, slug: slug, changes: &changes) }
-        if let dropped = session.droppedFields { desired.dropping(Set(dropped.keys)) }
-        let decision = slotAdjusted(
-            Reconciler.decide(session: session, desired: desired, settings: settings, now: now), slug: slug)
-        // A held change: coalescing and settling count from when it was first seen.
-        if case .hold(_, let reason) = decision, reason != .hourlyCap, session.pendingSince == nil {
-            cardBook.update(slug, redecide: false, changes: &changes) { $0.pendingSince = now }
-        }
-        // When to look again if nothing happens: the reconciler's own wait, or the end frame.
-        var due = decision.dueAt
-        if !desired.isFinal, let owner = session.owner, let completion = runBook[owner]?.completion {
-            let endFrameAt = completion.recognizedAt + settings.endDelay
-            due = min(due ?? endFrameAt, endFrameAt)
-        }
-        cardBook.setDue(slug, at: due)
-        return decision
-    }
-
     /// When a card inside its throttle window (live, or waiting for its first frame) can next send
     /// anything, found without building its content; nil when deciding needs the content (no
     /// window, a retry pending, or the end frame due).

@@ -70,23 +70,6 @@ extension BridgeEngine {
                 request: PushWardRequest(method: .delete, slug: slug, body: .null), kind: .delete, run: owner))
     }
 
-    /// The next request for `slug` at `now`, or when to ask again: a due DELETE goes ahead of
-    /// anything else; until it is due, the card is decided for what it shows (a correction may
-    /// still go) and looked at again when the deletion is.
-    public mutating func decide(slug: String, at now: UnixTime) -> ReconcileDecision {
-        switch removal(slug: slug, at: now) {
-        case .send(let planned)?:
-            cardBook.setDue(slug, at: nil)
-            return .send(planned)
-        case .wait(let until)?:
-            let decision = decideContent(slug: slug, at: now)
-            cardBook.setDue(slug, at: min(cardBook.dueTime(of: slug) ?? until, until))
-            return decision
-        default:
-            return decideContent(slug: slug, at: now)
-        }
-    }
-
     /// PushWard took the DELETE (`deleted`), or had no such activity: the card holds nothing on
     /// the account any more, and every create that waited for room is tried again now.
     mutating func acknowledgeDeletion(_ planned: PlannedRequest, deleted: Bool, at now: UnixTime) {

@@ -9,6 +9,14 @@ import Foundation
 /// copyable, freed in `deinit`), every write reserves first, and nothing outside reads the pointer.
 ///
 /// Reading JSON is Foundation's (`JSONDecoder`, `JSONSerialization`); only writing is done here.
+///
+/// It earns its place by the store's two hottest rows, which every group commit writes for each
+/// run and card it touched: `RunStateJSON` and `ActivitySessionJSON` write them on this buffer
+/// instead of through `JSONEncoder`. `dispatch-bench --stored-json` (release) times both on the
+/// run states and cards of a scripted run halfway through; three runs on a shared machine: a run
+/// state (2.2 KB) 15.3, 18.4 and 17.9 times as fast as the store's `JSONEncoder` (5.7 µs against
+/// 102 µs on the quietest run), a card session (1.1 KB) 15.4, 16.7 and 13.5 times (5.7 µs against
+/// 77 µs). Run it again before replacing either writer.
 struct JSONByteBuffer: ~Copyable {
     static let quote = UInt8(ascii: "\"")
     static let backslash = UInt8(ascii: "\\")
