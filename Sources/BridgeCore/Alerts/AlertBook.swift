@@ -56,7 +56,7 @@ public struct AlertBook: Sendable {
             switch reason {
             case .failure: offers.contains(.rerun) ? [.rerun] : []
             case .waiting: offers.contains(.approve) ? [.approve, .reject] : []
-            case .fixed, .actionFailed: []
+            case .fixed, .queued, .actionFailed: []
             }
         return kinds.map(settings.notificationAction)
     }
