@@ -146,6 +146,39 @@ struct RunnerWaitTests {
         #expect(other.runBook.states.values.allSatisfy { $0.runnerWait == nil })
     }
 
+    @Test("recovery's lookups of the quiet run (heardFromAPI) never say the wait again")
+    func lookupsAddNothing() throws {
+        let s = Self.script
+        var engine = BridgeEngine(settings: Self.settings())
+        _ = engine.receive(s.run("requested", at: 0), at: s.start)
+        _ = engine.receive(s.job(1, "build", "queued", createdAt: 1, labels: Self.arm), at: s.start + 1)
+        _ = engine.dueRequests(at: s.start + 125, inFlight: [])
+        let key = try #require(engine.runBook.states.keys.first)
+        let noticed = try #require(engine.runBook[key]?.runnerWait)
+        for minute in stride(from: 5.0, through: 60, by: 5) {
+            engine.heardFromAPI(key, at: s.start + minute * 60)
+            _ = engine.dueRequests(at: s.start + minute * 60, inFlight: [])
+        }
+        #expect(engine.runBook[key]?.runnerWait == noticed)
+        #expect(engine.runBook.waits.next(after: s.start + 3_600) == nil)
+    }
+
+    @Test("a wait said, then another job ran: said again with the minutes of that moment")
+    func saidAgainAfterAnotherJob() throws {
+        var harness = BridgeHarness(settings: Self.settings())
+        let s = Self.script
+        harness.feed(s.run("requested", at: 0), at: s.start)
+        harness.feed(s.job(1, "deploy", "queued", createdAt: 1, labels: Self.arm), at: s.start + 1)
+        harness.run(until: s.start + 200)
+        #expect(harness.stored()?.content["state"] == "Waiting for a runner · self-hosted, arm64 · 2 min")
+        harness.feed(s.job(2, "notify", "queued", createdAt: 300), at: s.start + 300)
+        harness.feed(s.job(2, "notify", "in_progress", createdAt: 300, startedAt: 302), at: s.start + 302)
+        harness.feed(
+            s.job(2, "notify", "completed", createdAt: 300, startedAt: 302, completedAt: 600, conclusion: "success"),
+            at: s.start + 600)
+        #expect(harness.stored()?.content["state"] == "Waiting for a runner · self-hosted, arm64 · 9 min")
+    }
+
     @Test("a wait of hours is said in hours")
     func hours() {
         #expect(RunnerWait.duration(minutes: 0) == "0 min")

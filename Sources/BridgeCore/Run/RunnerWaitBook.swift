@@ -47,13 +47,15 @@ public struct RunnerWaitBook: Sendable {
         return longest
     }
 
-    /// The wait the card shows: the recorded one while its job is still the one that waits and no
-    /// delivery changed the run since it was noticed. After a delivery the wait is noticed again
-    /// in the same turn (`nextCrossing` is then due), so the minutes are fresh on the update the
-    /// delivery causes anyway, and never on one of their own.
+    /// The wait the card shows: the recorded one while its job is still the one that waits, and no
+    /// other job of the run ran since it was noticed. A function of the jobs alone, not of when
+    /// the run last changed: recovery's lookups (`heardFromAPI`) touch a quiet run, which a job
+    /// waiting for a runner is, every `stale_after`, and a wait noticed again each time would be
+    /// an update each time. When another job ran meanwhile, the wait is noticed again (`crossing`)
+    /// with the minutes of that moment, rather than the card going back to minutes long past.
     public static func shownWait(_ state: RunState) -> RunnerWait? {
-        guard let wait = state.runnerWait, wait.noticedAt >= state.lastChangeAt,
-            longestQueued(state)?.id == wait.jobID
+        guard let wait = state.runnerWait, longestQueued(state)?.id == wait.jobID,
+            !state.jobs.values.contains(where: { ($0.completedAt ?? $0.startedAt ?? -.infinity) > wait.noticedAt })
         else { return nil }
         return wait
     }
