@@ -1,5 +1,5 @@
 /// The engine's alert feature: which changes of a run may alert, and the runs that finished by the
-/// grace period since alerts were last planned (`BridgeEngine.planAlerts(history:)`): time moves
+/// grace period (or whose job crossed `queued_after`) since alerts were last planned (`BridgeEngine.planAlerts(history:)`): time moves
 /// without a history provider to ask whether a success fixed something, so those wait here for
 /// the next planning.
 public struct AlertBook: Sendable {

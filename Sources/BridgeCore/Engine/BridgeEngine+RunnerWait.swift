@@ -26,7 +26,9 @@ extension BridgeEngine {
         runBook.scheduleWait(
             key,
             at: runBook[key].flatMap { state in
-                RunnerWaitBook.nextCrossing(
+                // Called on every delivery: the rules are matched only for a run with a job waiting.
+                guard RunnerWaitBook.longestQueued(state) != nil else { return nil }
+                return RunnerWaitBook.nextCrossing(
                     state, runnerWait: configuration.settings.runnerWait, alertAfter: queuedAlertAfter(state))
             })
     }

@@ -1,7 +1,7 @@
 /// The runner-wait timers: for each run with a job still queued, when that job next
 /// crosses a threshold worth saying — `activity.runner_wait` for the card, the shortest
 /// `queued_after` of the alert rules covering the run for a `queued` alert — so the timer looks
-/// here instead of at every run, as `RunBook` keeps completions by grace.
+/// here instead of at every run. `RunBook` holds it beside its completions by grace.
 ///
 /// The crossings are noticed by time alone (no delivery comes while a job waits for a runner),
 /// each once: the card's wait is recorded on the run (`RunState.runnerWait`) and drawn from that
