@@ -54,6 +54,16 @@ public enum RunDocument {
         ]
     }
 
+    /// The job the card said waits for a runner: which, since when, its labels, and whether it
+    /// still waits.
+    static func runnerWait(_ wait: RunnerWait, in state: RunState) -> JSONValue {
+        [
+            "job_id": .number(Double(wait.jobID)), "job": .string(wait.job),
+            "since": .string(GitHubTimestamp.format(wait.since)), "labels": .array(wait.labels.map { .string($0) }),
+            "noticed_at": .string(GitHubTimestamp.format(wait.noticedAt)), "waiting": .bool(wait.isCurrent(in: state)),
+        ]
+    }
+
     /// An alert of the attempt: why, what it said, to whom, and what PushWard answered.
     static func alert(_ alert: AlertRecord) -> JSONValue {
         [
@@ -91,6 +101,7 @@ public enum RunDocument {
             "held_for_approval": .bool(state.isHeldForApproval),
             "flaky": .bool(state.passedOnRerun),
             "failed_before": state.failedBefore.map { .array($0.map { .string($0) }) } ?? .null,
+            "runner_wait": state.runnerWait.map { Self.runnerWait($0, in: state) } ?? .null,
             "conclusion": state.completion.map { .string($0.conclusion) } ?? .null, "slug": .string(stored.slug),
             "owns_card": .bool(ownsActivity),
             "phase": ownsActivity ? phase.map { .string($0.rawValue) } ?? .null : .null,

@@ -72,6 +72,12 @@ public struct BridgeHarness: Sendable {
         record(session.finish())
     }
 
+    /// Lets the simulated time run to `limit`, firing the timers on the way (`RenderSession.run(until:)`):
+    /// how a test waits with no delivery coming.
+    public mutating func run(until limit: UnixTime) {
+        record(session.run(until: limit))
+    }
+
     private mutating func record(_ outputs: [RenderSession.Output]) {
         for output in outputs {
             _ = server.handle(output.planned.request, at: output.at)

@@ -9,11 +9,21 @@ public struct RunScript: Sendable {
         public var name: String
         public var duration: Double
         public var conclusion: String
+        /// How long it stays queued before a runner takes it: 2 s, a hosted runner's usual
+        /// pickup, unless a script makes it wait for one (`activity.runner_wait`).
+        public var queuedFor: Double
+        /// The runners it asks for (`runs-on`).
+        public var labels: [String]
 
-        public init(_ name: String, duration: Double = 30, conclusion: String = "success") {
+        public init(
+            _ name: String, duration: Double = 30, conclusion: String = "success", queuedFor: Double = 2,
+            labels: [String] = ["ubuntu-latest"]
+        ) {
             self.name = name
             self.duration = duration
             self.conclusion = conclusion
+            self.queuedFor = queuedFor
+            self.labels = labels
         }
     }
 
@@ -70,10 +80,12 @@ public struct RunScript: Sendable {
                 repository: repository))
     }
 
-    /// One `workflow_job` delivery. `action` is `queued`, `waiting`, `in_progress` or `completed`.
+    /// One `workflow_job` delivery. `action` is `queued`, `waiting`, `in_progress` or `completed`;
+    /// `labels` are the runners it asks for (`runs-on`).
     public func job(
         _ id: Int, _ name: String, _ action: String, createdAt: Double, startedAt: Double? = nil,
-        completedAt: Double? = nil, conclusion: String? = nil, environment: String? = nil
+        completedAt: Double? = nil, conclusion: String? = nil, environment: String? = nil,
+        labels: [String] = ["ubuntu-latest"]
     ) -> WebhookEvent {
         let status = JobStatus(rawValue: action) ?? .queued
         let steps: [JobStep] =
@@ -86,7 +98,7 @@ public struct RunScript: Sendable {
                     id: id, runID: runID, runAttempt: attempt, name: name, workflowName: workflow, headBranch: branch,
                     headSHA: "abc123", status: status, conclusion: conclusion, createdAt: start + createdAt,
                     startedAt: startedAt.map { start + $0 }, completedAt: completedAt.map { start + $0 },
-                    steps: steps, labels: ["ubuntu-latest"], runnerName: status.rank >= 1 ? "runner-1" : nil,
+                    steps: steps, labels: labels, runnerName: status.rank >= 1 ? "runner-1" : nil,
                     htmlURL: repository.htmlURL.map { $0 + "/actions/runs/\(runID)/job/\(id)" }),
                 repository: repository, deploymentEnvironment: environment))
     }
@@ -103,19 +115,25 @@ public struct RunScript: Sendable {
         for wave in waves {
             let ids = wave.indices.map { nextID + $0 }
             nextID += wave.count
-            for (id, job) in zip(ids, wave) { events.append(self.job(id, job.name, "queued", createdAt: clock)) }
             for (id, job) in zip(ids, wave) {
-                events.append(self.job(id, job.name, "in_progress", createdAt: clock, startedAt: clock + 2))
+                events.append(self.job(id, job.name, "queued", createdAt: clock, labels: job.labels))
             }
-            let finishing = zip(ids, wave).sorted { $0.1.duration < $1.1.duration }
+            for (id, job) in zip(ids, wave).sorted(by: { ($0.1.queuedFor, $0.0) < ($1.1.queuedFor, $1.0) }) {
+                events.append(
+                    self.job(
+                        id, job.name, "in_progress", createdAt: clock, startedAt: clock + job.queuedFor,
+                        labels: job.labels))
+            }
+            let finishing = zip(ids, wave).sorted { $0.1.queuedFor + $0.1.duration < $1.1.queuedFor + $1.1.duration }
             for (id, job) in finishing {
                 events.append(
                     self.job(
-                        id, job.name, "completed", createdAt: clock, startedAt: clock + 2,
-                        completedAt: clock + 2 + job.duration, conclusion: job.conclusion))
+                        id, job.name, "completed", createdAt: clock, startedAt: clock + job.queuedFor,
+                        completedAt: clock + job.queuedFor + job.duration, conclusion: job.conclusion,
+                        labels: job.labels))
                 failed = failed || job.conclusion == "failure"
             }
-            clock += 3 + (wave.map(\.duration).max() ?? 0)
+            clock += 1 + (wave.map { $0.queuedFor + $0.duration }.max() ?? 0)
         }
         if complete {
             events.append(run("completed", at: clock, conclusion: conclusion ?? (failed ? "failure" : "success")))

@@ -51,6 +51,14 @@ enum EconomyBenchmark {
         let matrix = waves([("build", 1, 60), ("test", 16, 120), ("report", 1, 20)])
         let forty = waves((1...40).map { ("step \($0)", 1, 45) })
         let sixtyFive = waves((1...65).map { ("group \($0)", 1, 30) })
+        // The same CI run whose deploy job waits 12 minutes for a self-hosted runner: the card
+        // says so once, at `runner_wait` (one update more at `full`, riding along below it).
+        var waiting = ci
+        waiting[5] = [RunScript.Job("deploy", duration: 40, queuedFor: 720, labels: ["self-hosted", "arm64"])]
+        // Its twin whose deploy waits 100 s, under `runner_wait`: a wait past the settle window
+        // shows the queued step on its own already; the difference between the two is the crossing.
+        var queuedBriefly = ci
+        queuedBriefly[5] = [RunScript.Job("deploy", duration: 40, queuedFor: 100, labels: ["self-hosted", "arm64"])]
         return [
             Run(name: "CI, 6 job groups, first run", events: script.deliveries(waves: ci)),
             Run(
@@ -59,6 +67,8 @@ enum EconomyBenchmark {
             Run(name: "16-shard matrix, 3 groups", events: script.deliveries(waves: matrix)),
             Run(name: "40-step run", events: script.deliveries(waves: forty)),
             Run(name: "65 job groups", events: script.deliveries(waves: sixtyFive)),
+            Run(name: "CI, deploy 100 s queued (under runner_wait)", events: script.deliveries(waves: queuedBriefly)),
+            Run(name: "CI, deploy 12 min queued for a runner", events: script.deliveries(waves: waiting)),
         ]
     }
 

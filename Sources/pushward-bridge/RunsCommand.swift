@@ -175,6 +175,9 @@ enum RunsCommand {
                 "flaky: passed on re-run (attempt \(state.key.attempt))"
                 + (failed.isEmpty ? "" : "; failed before: " + failed.map(safe).joined(separator: ", ")) + "\n"
         }
+        if let wait = state.runnerWait {
+            text += "runner: " + safe(wait.summary(in: state, formatTime: DatabaseAccess.time)) + "\n"
+        }
         text += "card: \(safe(stored.slug))" + (ownsActivity ? " (this run holds it)" : " (not held by this run now)")
         if let total = session?.totalUpdates { text += " · \(total) updates on this card so far" }
         text += "\nreaches: " + (session?.identity.target.map { safe($0.description) } ?? "everyone the key reaches")

@@ -125,6 +125,20 @@ struct RenderCommandTests {
         #expect(objects.dropLast().allSatisfy { $0["body"] != ["state": "ended"] })
     }
 
+    @Test("render prints the runner-wait crossing of examples/runner-wait.jsonl: one PATCH, at runner_wait")
+    func renderRunnerWait() throws {
+        let root = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let result = try BridgeBinary.run(["render", root.appendingPathComponent("examples/runner-wait.jsonl").path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let waits = lines(result).filter { $0.contains("Waiting for a runner") }
+        #expect(waits.count == 1)
+        let crossing = try JSONValue(parsing: Data((waits.first ?? "").utf8))
+        #expect(crossing["body"]?["content"]?["state"] == "Waiting for a runner · self-hosted, arm64 · 2 min")
+        // The job was created at 17:36:20Z (1730914580): noticed at 2 minutes, sent after coalesce.
+        #expect(crossing["at"] == 1_730_914_710)
+    }
+
     @Test("rendering the same input twice gives the same bytes")
     func deterministic() throws {
         let first = try BridgeBinary.run(["render"] + Self.attempt10Paths)

@@ -34,12 +34,12 @@ struct RunStateRoundTripTests {
                 id: 11, name: "build (linux, 6.0)", status: .completed, conclusion: "success", createdAt: 1_700_000_002,
                 startedAt: 1_700_000_003.5, completedAt: 1_700_000_100.25, waitingEnvironment: "production",
                 isCheckRun: true, htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/11",
-                failedStep: "Run tests 🧪", deploymentEnvironment: "production"),
+                failedStep: "Run tests 🧪", deploymentEnvironment: "production", labels: ["self-hosted", "arm64 \"m1\""]),
             12: JobRecord(
                 id: 12, name: "deploy\n", status: .waiting, conclusion: "skipped", createdAt: 1_700_000_004,
                 startedAt: 1_700_000_005, completedAt: 1_700_000_006, waitingEnvironment: "staging", isCheckRun: true,
                 htmlURL: "https://github.com/acme/widgets/actions/runs/1/job/12", failedStep: "</script>",
-                deploymentEnvironment: "staging\u{202E}"),
+                deploymentEnvironment: "staging\u{202E}", labels: ["linux", "x64\u{202E}"]),
         ]
         state.jobMetadata = JobMetadata(
             sourceJobID: 11, workflowName: "CI 🚀", headBranch: "feature/ü\u{202E}", headSHA: "deadbeef",
@@ -74,6 +74,10 @@ struct RunStateRoundTripTests {
         placement.preemptions = 1
         placement.restartedAt = 1_700_000_320.75
         state.placement = placement
+        state.runnerWait = RunnerWait(
+            jobID: 12, job: "deploy\n", since: 1_700_000_004, labels: ["self-hosted", "gpu ⚡"],
+            noticedAt: 1_700_000_124.5)
+        state.queuedAlertAt = 1_700_001_804.25
         return state
     }
 

@@ -157,8 +157,11 @@ public struct ActivityContentBuilder: Sendable {
     /// What the card's headline says while the run goes. Before a job starts it is the run's own
     /// status, when a `workflow_run` delivery gave one: `In progress` once GitHub (or Gitea) says
     /// so, rather than `Queued` for a run known only from those deliveries. It does not go back
-    /// to `Queued` when a queued job then arrives: the run is in progress all the same.
+    /// to `Queued` when a queued job then arrives: the run is in progress all the same. A job
+    /// queued past `runner_wait` says it waits for a runner instead, with the minutes of the
+    /// moment that was noticed (`RunnerWait`), so the text changes once and not every minute.
     func stateText(plan: StepPlan, run: RunState? = nil) -> String {
+        if let run, let wait = RunnerWaitBook.shownWait(run) { return wait.cardText(limit: Self.textLimit) }
         guard let group = plan.currentGroup else {
             if let environment = plan.groups.lazy.compactMap(\.waitingEnvironment).first {
                 return Self.waitingText(environment)

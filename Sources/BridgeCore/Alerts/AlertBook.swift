@@ -1,5 +1,5 @@
 /// The engine's alert feature: which changes of a run may alert, and the runs that finished by the
-/// grace period since alerts were last planned (`BridgeEngine.planAlerts(history:)`): time moves
+/// grace period (or whose job crossed `queued_after`) since alerts were last planned (`BridgeEngine.planAlerts(history:)`): time moves
 /// without a history provider to ask whether a success fixed something, so those wait here for
 /// the next planning.
 public struct AlertBook: Sendable {
@@ -56,7 +56,7 @@ public struct AlertBook: Sendable {
             switch reason {
             case .failure: offers.contains(.rerun) ? [.rerun] : []
             case .waiting: offers.contains(.approve) ? [.approve, .reject] : []
-            case .fixed, .actionFailed: []
+            case .fixed, .queued, .actionFailed: []
             }
         return kinds.map(settings.notificationAction)
     }

@@ -48,6 +48,18 @@ public enum AlertContent {
             } else {
                 lines.append("A job waits for a review")
             }
+        case .queued:
+            title = "\(repository) · \(workflow) waiting for a runner"
+            if let job = RunnerWaitBook.longestQueued(state), let created = job.createdAt {
+                let minutes = Int(max(0, (state.queuedAlertAt ?? created) - created) / 60)
+                var line = "\(CardText.plain(job.name)) queued for \(RunnerWait.duration(minutes: minutes))"
+                let labels = (job.labels ?? []).map(CardText.plain).filter { !$0.isEmpty }
+                if !labels.isEmpty { line += " · " + labels.joined(separator: ", ") }
+                lines.append(line)
+                if let page = job.htmlURL, page.count <= urlLimit { url = page }
+            } else {
+                lines.append("A job waits for a runner")
+            }
         case .actionFailed:
             let note = state.actionNote
             title = "\(repository) · \(workflow): \((note?.kind.failedHeadline ?? "action failed").lowercased())"

@@ -1,5 +1,5 @@
 /// Why a run is worth a notification, beyond its card: it failed, it fixed what a failure broke,
-/// or it waits for a person.
+/// or it waits for a person or for a runner.
 public enum AlertReason: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
     /// The run failed, timed out or could not start. Cancelled and superseded runs never alert:
     /// somebody stopped them on purpose.
@@ -8,12 +8,15 @@ public enum AlertReason: String, Sendable, Hashable, Codable, CaseIterable, Comp
     case fixed
     /// A job waits for an environment's approval (a deployment review).
     case waiting
+    /// A job stayed queued for a runner `queued_after` (an alert rule's): a label nobody serves
+    /// or an exhausted pool, said before GitHub cancels the job at 24 hours.
+    case queued
     /// GitHub refused an action asked from a phone (`actions`): the card says it, and so does a
     /// notification. Not a reason `alerts.rules` name: it follows the `actions` section.
     case actionFailed = "action"
 
     /// The reasons `alerts.rules[].when` may name.
-    public static let configurable: [AlertReason] = [.failure, .fixed, .waiting]
+    public static let configurable: [AlertReason] = [.failure, .fixed, .waiting, .queued]
 
     public static func < (lhs: AlertReason, rhs: AlertReason) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

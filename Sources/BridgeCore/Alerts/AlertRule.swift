@@ -22,13 +22,22 @@ public struct AlertRule: Sendable, Equatable {
     /// Whether the rule also covers runs from forks (`RunOrigin.fork`); false by default, since a
     /// fork's author names its branch and, on `pull_request`, its workflow.
     public var forks: Bool
+    /// How long a job stays queued before the rule's `queued` alert goes (`queued_after`).
+    public var queuedAfter: UnixTime
+
+    /// `queued_after` when a rule does not say: long past a busy pool's usual wait, hours before
+    /// GitHub's 24-hour cancel.
+    public static let defaultQueuedAfter: UnixTime = 1_800
+    /// What `queued_after` may be, in seconds: a minute to 23 hours (GitHub cancels at 24).
+    public static let queuedAfterRange = 60...82_800
 
     public init(
         when: Set<AlertReason>, repositories: [GlobPattern] = [], workflows: [GlobPattern] = [],
         branches: [GlobPattern] = [], events: [GlobPattern] = [], actors: [GlobPattern] = [], level: Level = .active,
-        forks: Bool = false
+        forks: Bool = false, queuedAfter: UnixTime = AlertRule.defaultQueuedAfter
     ) {
         self.forks = forks
+        self.queuedAfter = queuedAfter
         self.when = when
         self.repositories = repositories
         self.workflows = workflows
@@ -45,9 +54,11 @@ public struct AlertRule: Sendable, Equatable {
     /// Whether the rule covers `reason` for this run. A value the payloads did not carry matches
     /// only a list that matches everything; an unknown default branch is taken to be `main` or
     /// `master`, the two GitHub has ever created. A fork's run is covered only with `forks`, and
-    /// then never by `{default}`: a fork's `main` is not the repository's default branch.
+    /// then never by `{default}`: a fork's `main` is not the repository's default branch. A
+    /// `queued` alert is covered once the job has been queued the rule's `queuedAfter`.
     public func matches(_ reason: AlertReason, _ run: AlertSubject) -> Bool {
         guard when.contains(reason) else { return false }
+        if reason == .queued, (run.queuedFor ?? -1) < queuedAfter { return false }
         if case .fork = run.origin, !forks { return false }
         return GlobPattern.any(repositories, match: run.repository) && GlobPattern.any(workflows, match: run.workflow)
             && GlobPattern.any(events, match: run.event) && GlobPattern.any(actors, match: run.actor)

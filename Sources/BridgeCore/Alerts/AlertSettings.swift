@@ -16,4 +16,12 @@ public struct AlertSettings: Sendable, Equatable {
             rules.first { $0.matches(reason, run) }.map { (reason, $0.level) }
         }
     }
+
+    /// The shortest `queued_after` of the rules that would cover `run`'s `queued` alert, however
+    /// long it waits: when the engine's timer looks at the run again. Nil when no rule would.
+    public func queuedAfter(for run: AlertSubject) -> UnixTime? {
+        var waitedLong = run
+        waitedLong.queuedFor = .infinity
+        return rules.filter { $0.matches(.queued, waitedLong) }.map(\.queuedAfter).min()
+    }
 }

@@ -9,11 +9,15 @@ public struct AlertSubject: Sendable, Equatable {
     public var actor: String?
     /// Whose commit runs: a fork's run is covered only by rules that say `"forks": true`.
     public var origin: RunOrigin
+    /// How long the run's longest-queued job had waited for a runner when its `queued` crossing
+    /// was noticed (`RunState.queuedAlertAt`); nil before. A rule's `queued_after` is read against it.
+    public var queuedFor: UnixTime?
 
     public init(
         repository: String, workflow: String?, branch: String?, defaultBranch: String?, event: String?, actor: String?,
-        origin: RunOrigin = .base
+        origin: RunOrigin = .base, queuedFor: UnixTime? = nil
     ) {
+        self.queuedFor = queuedFor
         self.repository = repository
         self.workflow = workflow
         self.branch = branch
@@ -27,6 +31,9 @@ public struct AlertSubject: Sendable, Equatable {
         self.init(
             repository: state.key.repository, workflow: state.workflowName, branch: state.headBranch,
             defaultBranch: state.repository.defaultBranch, event: state.run?.event,
-            actor: state.person, origin: state.origin)
+            actor: state.person, origin: state.origin,
+            queuedFor: state.queuedAlertAt.flatMap { at in
+                RunnerWaitBook.longestQueued(state)?.createdAt.map { at - $0 }
+            })
     }
 }

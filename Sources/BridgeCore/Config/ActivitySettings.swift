@@ -63,6 +63,10 @@ public struct ActivitySettings: Sendable, Equatable {
     /// When every job finished but the run's `completed` delivery never arrives, the run is taken
     /// as finished after this long with nothing new.
     public var completionGrace: Double = 120
+    /// How long a job stays queued before its card says it waits for a runner, with its labels
+    /// (`activity.runner_wait`): long enough that a hosted runner's usual pickup never shows,
+    /// short enough that a label nobody serves is said long before GitHub's 24-hour cancel.
+    public var runnerWait: Double = 120
     /// How much of a run a card shows (`pushward.fidelity`); see `Fidelity`.
     public var fidelity: Fidelity = .auto
     /// How long a change that is neither a step change, a first failure nor an end waits to merge

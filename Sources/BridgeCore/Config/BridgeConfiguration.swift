@@ -239,6 +239,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
             activity.stepColors = try section.bool("step_colors") ?? activity.stepColors
             activity.completionGrace =
                 try section.duration("completion_grace").map(Double.init) ?? activity.completionGrace
+            activity.runnerWait =
+                try section.duration("runner_wait", in: 30...86_400).map(Double.init) ?? activity.runnerWait
             try section.finish()
         }
         if var section = try reader.section("retention") {
@@ -541,7 +543,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
             for name in names {
                 guard let reason = AlertReason(rawValue: name), AlertReason.configurable.contains(reason) else {
                     throw ConfigurationError(
-                        key: reader.key("when"), problem: "\"\(name)\" is not one of failure, fixed, waiting")
+                        key: reader.key("when"), problem: "\"\(name)\" is not one of failure, fixed, waiting, queued")
                 }
                 when.insert(reason)
             }
@@ -557,7 +559,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
         let rule = AlertRule(
             when: when, repositories: try reader.globs("repositories"), workflows: try reader.globs("workflows"),
             branches: try reader.globs("branches"), events: try reader.globs("events"),
-            actors: try reader.globs("actors"), level: level, forks: try reader.bool("forks") ?? false)
+            actors: try reader.globs("actors"), level: level, forks: try reader.bool("forks") ?? false,
+            queuedAfter: try reader.duration("queued_after", in: AlertRule.queuedAfterRange).map(Double.init)
+                ?? AlertRule.defaultQueuedAfter)
         try reader.finish()
         return rule
     }

@@ -1,6 +1,7 @@
 extension BridgeEngine {
-    /// Plans the alerts of the runs that finished by the grace period since the last call: the
-    /// daemon calls this after `dueRequests`, with the same history it gives `receive`.
+    /// Plans the alerts the timers found since the last call (runs that finished by the grace
+    /// period, jobs queued past a rule's `queued_after`): the daemon calls this after
+    /// `dueRequests`, with the same history it gives `receive`.
     public mutating func planAlerts<Provider: HistoryProvider>(history provider: Provider)
         throws(Provider.Failure)
     {

@@ -1,6 +1,7 @@
 extension BridgeEngine {
     /// Moves time to `now`: a run whose jobs all finished and that heard nothing for the grace
-    /// period is taken as finished (its `completed` delivery was lost).
+    /// period is taken as finished (its `completed` delivery was lost), and a job queued past
+    /// `runner_wait` or a rule's `queued_after` is noticed (`noticeRunnerWaits`).
     public mutating func advance(to now: UnixTime) {
         for (key, due) in runBook.dueCompletions(at: now) {
             guard let state = runBook.completeByGrace(key, at: due, changes: &changes) else { continue }
@@ -10,16 +11,22 @@ extension BridgeEngine {
             if configuration.alerts.isEnabled, let finished = runBook[key] {
                 alertBook.check(key, for: AlertBook.transitions(from: state, to: finished))
             }
+            scheduleRunnerWait(key)
         }
+        noticeRunnerWaits(at: now)
     }
 
     /// The earliest time after `now` at which something is due: a completion by grace, or a card's
-    /// recorded time (end frame, throttle window, retry, end, heartbeat), or the dispatch gate's
+    /// recorded time (end frame, throttle window, retry, end, heartbeat), or a queued job's
+    /// crossing of `runner_wait` or `queued_after`, or the dispatch gate's
     /// reopening, or room in the pacer for what it held. Nil when nothing is. Cheap: it reads what
     /// `decide` recorded, deciding nothing; the dispatcher asks after every group commit.
     public func nextWakeup(after now: UnixTime) -> UnixTime? {
-        [dispatch.nextWakeup(after: now), runBook.nextCompletion(after: now), cardBook.nextDue(after: now)]
-            .compactMap { $0 }.min()
+        [
+            dispatch.nextWakeup(after: now), runBook.nextCompletion(after: now), cardBook.nextDue(after: now),
+            runBook.waits.next(after: now),
+        ]
+        .compactMap { $0 }.min()
     }
 }
 

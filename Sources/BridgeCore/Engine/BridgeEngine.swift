@@ -139,6 +139,7 @@ public struct BridgeEngine: Sendable {
         if change(&state) { state.lastChangeAt = now }
         try resolveHistory(&state, provider: provider)
         runBook.store(state, changes: &changes)
+        scheduleRunnerWait(key)
         let slug = runBook.draw(
             key,
             on: runBook.slugs[key]
@@ -172,6 +173,7 @@ public struct BridgeEngine: Sendable {
     /// Puts back a run read from storage.
     public mutating func restore(run state: RunState, slug: String, released isReleased: Bool) {
         runBook.restore(state, slug: slug, released: isReleased)
+        scheduleRunnerWait(state.key)
         slots.markStale()
     }
 

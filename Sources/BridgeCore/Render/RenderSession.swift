@@ -63,8 +63,8 @@ public struct RenderSession: Sendable {
         let settings = engine.settings
         horizon = max(
             horizon,
-            time + settings.completionGrace + settings.endDelay + settings.endDisplayTime + settings.minUpdateInterval
-                + settings.coalesce + 1)
+            time + max(settings.completionGrace, settings.runnerWait) + settings.endDelay + settings.endDisplayTime
+                + settings.minUpdateInterval + settings.coalesce + 1)
         return output
     }
 

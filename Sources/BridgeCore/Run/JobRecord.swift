@@ -26,14 +26,18 @@ public struct JobRecord: Sendable, Equatable, Codable {
     /// status: GitHub does not order deliveries, and the one that names the environment may be
     /// older than the `waiting` one that does not, which would otherwise lose it.
     public var deploymentEnvironment: String?
+    /// `workflow_job.labels`: the runners that may take the job (`self-hosted`, `arm64`), said
+    /// when it waits for one (`RunnerWait`); nil when no delivery named any.
+    public var labels: [String]?
 
     public init(
         id: Int, name: String, status: JobStatus, conclusion: String? = nil, createdAt: UnixTime? = nil,
         startedAt: UnixTime? = nil, completedAt: UnixTime? = nil, waitingEnvironment: String? = nil,
         isCheckRun: Bool = false, htmlURL: String? = nil, failedStep: String? = nil,
-        deploymentEnvironment: String? = nil
+        deploymentEnvironment: String? = nil, labels: [String]? = nil
     ) {
         self.deploymentEnvironment = deploymentEnvironment
+        self.labels = labels
         self.id = id
         self.name = name
         self.status = status
@@ -60,7 +64,8 @@ public struct JobRecord: Sendable, Equatable, Codable {
             waitingEnvironment: job.status == .waiting ? (event.deploymentEnvironment ?? "") : nil,
             isCheckRun: checkRun, htmlURL: job.htmlURL,
             failedStep: job.status == .completed ? job.steps.first(where: Self.stepFailed).flatMap(Self.stepName) : nil,
-            deploymentEnvironment: event.deploymentEnvironment.flatMap { $0.isEmpty ? nil : $0 })
+            deploymentEnvironment: event.deploymentEnvironment.flatMap { $0.isEmpty ? nil : $0 },
+            labels: job.labels.isEmpty ? nil : job.labels)
     }
 
     /// The name an alert gives a step; nil for a step the payload left unnamed.
@@ -99,6 +104,9 @@ public struct JobRecord: Sendable, Equatable, Codable {
         // The environment is one fact too, named by whichever delivery carried `deployment`; the
         // greatest name should two differ, so the result does not depend on the order.
         best.deploymentEnvironment = [deploymentEnvironment, other.deploymentEnvironment].compactMap { $0 }.max()
+        // The labels too are one fact of the job, whichever snapshot carried them; the greatest
+        // list should two differ, for the same reason.
+        best.labels = [labels, other.labels].compactMap { $0 }.max { $0.lexicographicallyPrecedes($1) }
         if best.isWaiting, best.waitingEnvironment?.isEmpty != false, let environment = best.deploymentEnvironment {
             best.waitingEnvironment = environment
         }

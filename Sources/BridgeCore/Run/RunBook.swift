@@ -15,6 +15,10 @@ public struct RunBook: Sendable {
     /// Runs whose jobs all finished without a `completed` delivery yet, and when the grace period
     /// makes them finished: timers look here instead of at every run.
     private var completionDue: [RunKey: UnixTime] = [:]
+    /// When each run's longest-queued job next crosses `runner_wait` or an alert rule's
+    /// `queued_after`: kept here beside the completions by grace, the other timer of a run's own;
+    /// the engine works the time out (`scheduleWait`), since it knows the alert rules.
+    public private(set) var waits = RunnerWaitBook()
     /// The finished runs of the workflows seen lately; the rest is read from the provider passed
     /// to `receive` when a run needs it.
     public private(set) var history: HistoryCache
@@ -112,6 +116,7 @@ public struct RunBook: Sendable {
     public mutating func letGo(_ key: RunKey, slug: String) {
         states[key] = nil
         completionDue[key] = nil
+        waits.schedule(key, at: nil)
         slugs[key] = nil
         contendersBySlug[slug]?.remove(key)
         if contendersBySlug[slug]?.isEmpty == true { contendersBySlug[slug] = nil }
@@ -138,6 +143,25 @@ public struct RunBook: Sendable {
     public mutating func record(_ note: ActionNote, for key: RunKey, changes: inout EngineChanges) {
         guard states[key] != nil else { return }
         states[key]?.actionNote = note
+        changes.runs.insert(key)
+    }
+
+    /// When `key`'s run next crosses a queued-job threshold; nil: it will not.
+    public mutating func scheduleWait(_ key: RunKey, at time: UnixTime?) {
+        waits.schedule(key, at: time)
+    }
+
+    /// The engine's timer noticed a job queued past `activity.runner_wait`: the card says so.
+    public mutating func record(_ wait: RunnerWait, for key: RunKey, changes: inout EngineChanges) {
+        guard states[key] != nil else { return }
+        states[key]?.runnerWait = wait
+        changes.runs.insert(key)
+    }
+
+    /// The engine's timer noticed the run's `queued` alert crossing: it is not looked for again.
+    public mutating func recordQueuedAlert(for key: RunKey, at now: UnixTime, changes: inout EngineChanges) {
+        guard states[key] != nil else { return }
+        states[key]?.queuedAlertAt = now
         changes.runs.insert(key)
     }
 

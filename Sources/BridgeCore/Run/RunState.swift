@@ -43,6 +43,12 @@ public struct RunState: Sendable, Equatable, Codable {
     /// Whether the run holds one of its person's ongoing cards, is counted on the summary card,
     /// or was preempted, and since when (`SlotPlanner`); nil until first planned.
     public var placement: CardPlacement?
+    /// The job the card last said waits for a runner (`activity.runner_wait`), noticed by the
+    /// engine's timer; kept after the job started, so `runs show` says what the run waited for.
+    public var runnerWait: RunnerWait?
+    /// When a job of the run was first seen queued past the shortest `queued_after` of the alert
+    /// rules covering it: the `queued` alert's crossing, noticed once per attempt.
+    public var queuedAlertAt: UnixTime?
 
     public init(key: RunKey, repository: Repository, at now: UnixTime) {
         self.key = key

@@ -138,8 +138,31 @@ public enum RunStateJSON {
             guard fields.number("restartedAt", placement.restartedAt, &out) else { return false }
             out.append(UInt8(ascii: "}"))
         }
+        if let wait = state.runnerWait {
+            object.key("runnerWait", &out)
+            out.append(UInt8(ascii: "{"))
+            var fields = JSONObjectWriter()
+            fields.integer("jobID", wait.jobID, &out)
+            fields.string("job", wait.job, &out)
+            guard fields.number("since", wait.since, &out) else { return false }
+            fields.key("labels", &out)
+            writeStrings(wait.labels, to: &out)
+            guard fields.number("noticedAt", wait.noticedAt, &out) else { return false }
+            out.append(UInt8(ascii: "}"))
+        }
+        guard object.number("queuedAlertAt", state.queuedAlertAt, &out) else { return false }
         out.append(UInt8(ascii: "}"))
         return true
+    }
+
+    /// A JSON array of strings.
+    static func writeStrings(_ strings: [String], to out: inout JSONByteBuffer) {
+        out.append(UInt8(ascii: "["))
+        for (index, string) in strings.enumerated() {
+            if index > 0 { out.append(JSONByteBuffer.comma) }
+            out.appendString(string)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     static func write(_ key: RunKey, to out: inout JSONByteBuffer) {
@@ -206,6 +229,10 @@ public enum RunStateJSON {
         fields.string("htmlURL", job.htmlURL, &out)
         fields.string("failedStep", job.failedStep, &out)
         fields.string("deploymentEnvironment", job.deploymentEnvironment, &out)
+        if let labels = job.labels {
+            fields.key("labels", &out)
+            writeStrings(labels, to: &out)
+        }
         out.append(UInt8(ascii: "}"))
         return true
     }

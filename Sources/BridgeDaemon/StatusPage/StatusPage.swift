@@ -93,6 +93,11 @@ public enum StatusPage {
             // The fork's author chose the branch's name: say whose branch it is, beside it.
             html += "<div class=\"fork\"><dt>From</dt><dd><code>\(Markup.escaped(fork))</code></dd></div>"
         }
+        if let (wait, state) = run.runnerWait {
+            // Job name and labels come from the workflow file: escaped like every name here.
+            let summary = wait.summary(in: state) { GitHubTimestamp.format($0) }
+            html += "<div class=\"runner-wait\"><dt>Runner</dt><dd>\(Markup.escaped(summary))</dd></div>"
+        }
         html += "<div><dt>Attempt</dt><dd>\(key.attempt)</dd></div>"
         html += "<div><dt>Run id</dt><dd>\(key.runID)</dd></div>"
         html += "<div><dt>Card</dt><dd><code>\(Markup.escaped(run.slug))</code>"

@@ -59,6 +59,9 @@ public struct StatusSnapshot: Sendable {
         /// The run's commit comes from a fork: its `owner/name`, as the payload spelt it (the page
         /// escapes it); nil for the repository's own runs and those not known yet.
         public var fork: String?
+        /// The job the card said waits for a runner, with the run's state to tell whether it
+        /// still does; nil when no job of the attempt waited past `runner_wait`.
+        public var runnerWait: (wait: RunnerWait, state: RunState)?
 
         public init(
             listing: BridgeDatabase.RunListing, runURL: String, shown: Card?, desired: Card?, lastProblem: String?,
@@ -179,6 +182,9 @@ public struct StatusSnapshot: Sendable {
                     target: session?.identity.target))
             runs[runs.count - 1].placement = stored?.state.placement
             runs[runs.count - 1].fork = stored?.state.origin.forkName
+            runs[runs.count - 1].runnerWait = stored.flatMap { stored in
+                stored.state.runnerWait.map { ($0, stored.state) }
+            }
         }
         let period = BudgetChart.Period.of(resetsAt: budget?.resetsAt, now: now)
         let days = try database.acknowledgedRequestsPerDay(since: period.start).map {

@@ -441,5 +441,50 @@ public enum BridgeSchema {
                 ALTER TABLE deliveries ADD COLUMN body_digest TEXT;
                 CREATE INDEX deliveries_by_body ON deliveries (body_digest, received_at) WHERE body_digest IS NOT NULL;
                 """),
+        // A job queued past `activity.runner_wait` is said with the runners it waits for
+        // (`workflow_job.labels`): kept on its row as a JSON array (null when the payload named
+        // none), so which label nobody serves can be asked of the table, not only of the state.
+        Migration(
+            name: "keep the runner labels of each job",
+            sql: """
+                ALTER TABLE jobs ADD COLUMN labels TEXT;
+                """),
+        // An alert rule may ask to hear of a job left queued `queued_after` (reason `queued`).
+        // SQLite cannot change a CHECK: `alerts` is rebuilt with the new reason, as for `action`;
+        // a row per alerting run, so the copy is quick.
+        Migration(
+            name: "alert on a job left queued for a runner",
+            sql: """
+                CREATE TABLE alerts_with_queued (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    repository TEXT NOT NULL,
+                    run_id INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL,
+                    reason TEXT NOT NULL CHECK (reason IN ('failure', 'fixed', 'waiting', 'action', 'queued')),
+                    body TEXT NOT NULL,
+                    activity_slug TEXT,
+                    created_at REAL NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at REAL NOT NULL,
+                    last_attempt_at REAL,
+                    status INTEGER,
+                    detail TEXT,
+                    notification_id INTEGER,
+                    delivery TEXT,
+                    sent_at REAL,
+                    recipient TEXT NOT NULL DEFAULT '',
+                    UNIQUE (repository, run_id, reason, recipient)
+                );
+                INSERT INTO alerts_with_queued
+                    (id, repository, run_id, attempt, reason, body, activity_slug, created_at, state, attempts,
+                     next_attempt_at, last_attempt_at, status, detail, notification_id, delivery, sent_at, recipient)
+                    SELECT id, repository, run_id, attempt, reason, body, activity_slug, created_at, state, attempts,
+                        next_attempt_at, last_attempt_at, status, detail, notification_id, delivery, sent_at, recipient
+                    FROM alerts;
+                DROP TABLE alerts;
+                ALTER TABLE alerts_with_queued RENAME TO alerts;
+                CREATE INDEX alerts_pending ON alerts (next_attempt_at) WHERE state = 'pending';
+                """),
     ]
 }

@@ -57,17 +57,18 @@ extension BridgeDatabase {
             try store.run(
                 """
                 INSERT INTO jobs (repository, run_id, attempt, job_id, name, status, conclusion, started_at,
-                    completed_at, check_run)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    completed_at, check_run, labels)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (repository, run_id, attempt, job_id) DO UPDATE SET name = excluded.name,
                     status = excluded.status, conclusion = excluded.conclusion, started_at = excluded.started_at,
-                    completed_at = excluded.completed_at, check_run = excluded.check_run
+                    completed_at = excluded.completed_at, check_run = excluded.check_run, labels = excluded.labels
                 """,
                 [
                     .text(state.key.repository), .integer(Int64(state.key.runID)),
                     .integer(Int64(state.key.attempt)), .integer(Int64(job.id)), .text(job.name),
                     .text(job.status.rawValue), .string(job.conclusion), .double(job.startedAt),
                     .double(job.completedAt), .integer(job.isCheckRun ? 1 : 0),
+                    .string(job.labels.map { JSONValue.array($0.map(JSONValue.string)).canonicalString }),
                 ])
         }
     }

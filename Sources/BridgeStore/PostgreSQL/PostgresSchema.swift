@@ -343,5 +343,19 @@ public enum PostgresSchema {
                 ALTER TABLE deliveries ADD COLUMN body_digest text;
                 CREATE INDEX deliveries_by_body ON deliveries (body_digest, received_at) WHERE body_digest IS NOT NULL;
                 """),
+        // As SQLite's "keep the runner labels of each job".
+        Migration(
+            name: "keep the runner labels of each job",
+            sql: """
+                ALTER TABLE jobs ADD COLUMN labels text;
+                """),
+        // As SQLite's "alert on a job left queued for a runner": PostgreSQL changes the CHECK in place.
+        Migration(
+            name: "alert on a job left queued for a runner",
+            sql: """
+                ALTER TABLE alerts DROP CONSTRAINT alerts_reason_check;
+                ALTER TABLE alerts ADD CONSTRAINT alerts_reason_check
+                    CHECK (reason IN ('failure', 'fixed', 'waiting', 'action', 'queued'));
+                """),
     ]
 }
