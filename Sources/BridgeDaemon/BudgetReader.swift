@@ -1,5 +1,6 @@
 import BridgeCore
 import Foundation
+import HTTPClientSupport
 import PushWardClient
 
 /// The budget reader's loop: reads the month's usage (`GET /auth/me`) at start (or on taking the
