@@ -179,6 +179,9 @@ extension Daemon {
         clock: @escaping @Sendable () -> UnixTime
     ) -> LoopService {
         var dispatcher = Dispatcher(service: service, transport: transport, fence: fence, logger: logger, clock: clock)
+        if let client, configuration.sendsNotifications {
+            dispatcher.annotations = FailureAnnotations(service: service, client: client, fence: fence, logger: logger)
+        }
         if let actions = configuration.actions, let client {
             dispatcher.mint = ActionMint(service: service, actions: actions, logger: logger, metrics: metrics)
             dispatcher.pendingEnvironments = { run in

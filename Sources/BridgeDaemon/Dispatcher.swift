@@ -21,6 +21,8 @@ public struct Dispatcher: Sendable {
     public var fence: LeaderFence
     /// Arms the buttons of what goes out (`actions`); nil without.
     public var mint: ActionMint?
+    /// Quotes the failed job's error in a failure alert (`github.api`); nil without.
+    public var annotations: FailureAnnotations?
 
     public init(
         service: BridgeService, transport: any PushWardTransport, fence: LeaderFence, mint: ActionMint? = nil,
@@ -87,7 +89,10 @@ public struct Dispatcher: Sendable {
         await service.completeWidget(planned, answer: answer, at: clock())
     }
 
-    private func send(_ alert: AlertRecord) async {
+    private func send(_ planned: AlertRecord) async {
+        // The quote is part of what was sent (recorded with the answer); the tokens never are.
+        var alert = planned
+        if !transport.isDryRun, let annotations, fence.permits() { alert = await annotations.annotated(planned) }
         let stored = (try? JSONValue(parsing: Data(alert.body.utf8))) ?? .object([:])
         // Dry-run sends nothing, so no button needs a live token.
         var pending: [String]?

@@ -78,6 +78,7 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     private var received: [Received] = []
     private var actionCalls: [ActionCall] = []
     private var pending: [String: [PendingDeployment]] = [:]
+    private var annotations: [String: [JSONValue]] = [:]
     private var actionRefusal: (status: Int, message: String)?
     private var server: HTTPServer?
     private let redeliveries = DispatchQueue(label: "fake-github.redeliveries")
@@ -138,6 +139,13 @@ public final class FakeGitHubAPI: @unchecked Sendable {
     /// What `GET …/runs/{id}/pending_deployments` lists for the run.
     public func setPendingDeployments(repository: String, runID: Int, _ deployments: [PendingDeployment]) {
         lock.withLock { pending["\(repository)#\(runID)"] = deployments }
+    }
+
+    /// What `GET …/check-runs/{id}/annotations` lists for a job (a job's id is its check run's),
+    /// each as GitHub writes one (`path`, `start_line`, `annotation_level`, `title`, `message`, …).
+    /// A check run with none set is unknown: 404, as GitHub answers.
+    public func setAnnotations(repository: String, checkRunID: Int, _ list: [JSONValue]) {
+        lock.withLock { annotations["\(repository)#\(checkRunID)"] = list }
     }
 
     /// Every acting call (re-run, cancel, review) answers `status` with `message` from now on, as
@@ -363,6 +371,16 @@ public final class FakeGitHubAPI: @unchecked Sendable {
                             "reviewers": [],
                         ]
                     }))
+        case ("GET", 6) where parts[0] == "repos" && parts[3] == "check-runs" && parts[5] == "annotations":
+            guard let list = lock.withLock({ annotations["\(parts[1])/\(parts[2])#\(parts[4])"] }) else {
+                return message(404, "Not Found")
+            }
+            // `per_page`: 30 unless asked, at most 100.
+            let perPage = (request.query ?? "").split(separator: "&").compactMap { item -> Int? in
+                let pair = item.split(separator: "=", maxSplits: 1)
+                return pair.count == 2 && pair[0] == "per_page" ? Int(pair[1]) : nil
+            }.first
+            return .json(200, .array(Array(list.prefix(min(perPage ?? 30, 100)))))
         case ("GET", 8)
         where parts[0] == "repos" && parts[3] == "actions" && parts[4] == "runs" && parts[6] == "attempts":
             let key = "\(parts[1])/\(parts[2])#\(parts[5])#\(parts[7])"

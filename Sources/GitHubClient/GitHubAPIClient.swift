@@ -162,6 +162,20 @@ public actor GitHubAPIClient {
             owner: Self.owner(of: repository), gate: gate)
     }
 
+    /// `GET …/check-runs/{id}/annotations`: the annotations of a check run (an Actions job's id is
+    /// its check run's), the first 50 (`per_page`): what a failure alert quotes is among the first.
+    /// Needs `checks: read` (an App) or `repo` (a token, on a private repository).
+    public func checkRunAnnotations(repository: String, checkRunID: Int, gate: SendGate? = nil) async throws(Failure)
+        -> [JSONValue]
+    {
+        let path = "/repos/\(Self.escaped(repository))/check-runs/\(checkRunID)/annotations?per_page=50"
+        let answer = try await call("GET", path, as: Self.owner(of: repository), gate: gate)
+        guard let list = (try? JSONValue(parsing: answer.body))?.arrayValue else {
+            throw .failed("GitHub's answer to GET \(path) is not a JSON array")
+        }
+        return list
+    }
+
     // MARK: Acting on a run (`actions`)
 
     /// `POST …/runs/{id}/rerun-failed-jobs` (201): a new attempt of the failed jobs and their dependents.

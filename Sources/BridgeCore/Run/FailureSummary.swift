@@ -13,6 +13,8 @@ public struct FailureSummary: Sendable, Equatable {
     public var jobsInGroup: Int
     /// The failing job's page (`…/actions/runs/<run>/job/<id>`), when the payload gave one.
     public var jobURL: String?
+    /// The failing job's id, which is also its check run's: where GitHub keeps its annotations.
+    public var jobID: Int
 
     /// The summary of `plan`'s first failed group; nil when no job failed.
     public static func of(_ plan: StepPlan) -> FailureSummary? {
@@ -21,7 +23,7 @@ public struct FailureSummary: Sendable, Equatable {
         guard let first = failed.min(by: { $0.id < $1.id }) else { return nil }
         return FailureSummary(
             job: first.name, step: first.failedStep, failedInGroup: failed.count, jobsInGroup: group.jobs.count,
-            jobURL: first.htmlURL)
+            jobURL: first.htmlURL, jobID: first.id)
     }
 
     /// `test (shard-3) · Run · 2 of 4 failed`: what follows "Failed: " on the end frame.
