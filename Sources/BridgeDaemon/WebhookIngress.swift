@@ -161,8 +161,8 @@ public struct WebhookIngress: Sendable {
         }
         let delivery = IncomingDelivery(
             id: deliveryID, event: event, hookID: Self.hookID(request.header("x-github-hook-id")),
-            contentType: mediaType,
-            body: request.body, receivedAt: clock())
+            contentType: mediaType, body: request.body, receivedAt: clock(),
+            bodyDigest: WebhookSignature.fingerprint(of: request.header("x-hub-signature-256")))
         // Decoded above (IncomingDelivery.init), on this thread; committed with whatever else
         // arrived meanwhile, and answered only after that commit.
         service.submit(delivery) { result in respond(.json(result.status, result.body)) }

@@ -59,6 +59,21 @@ public enum WebhookSignature {
         return matched.map { .valid(secretIndex: $0) } ?? .mismatch
     }
 
+    /// A verified `header`'s digest as `hmac-sha256:` and lowercase hex, whatever case the sender
+    /// wrote: the body's fingerprint under the hook's secret, which the check computed already, so a
+    /// replayed body (the same header under a new delivery id) is recognised at no cost of its own.
+    /// Nil for a header `check` would call malformed.
+    public static func fingerprint(of header: String?) -> String? {
+        guard let header, let bytes = decode(header) else { return nil }
+        let hexDigits = Array("0123456789abcdef".utf8)
+        var text = Array("hmac-sha256:".utf8)
+        for byte in bytes {
+            text.append(hexDigits[Int(byte >> 4)])
+            text.append(hexDigits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// `sha256=` and the lowercase hex HMAC-SHA256 of `body` under `secret`: what GitHub sends,
     /// and what `replay` and tests sign with.
     public static func sign(body: Data, secret: String) -> String {

@@ -165,6 +165,18 @@ struct WebhookIngressTests {
             #expect(original?.duplicates == 1)
             #expect(replayed == nil, "a replay is counted, not stored and applied again")
             #expect(try await deliveryCount(daemon) == 1)
+            // The same signature with its hex in capitals verifies as well: still the same body.
+            let signature = WebhookSignature.sign(body: body, secret: daemon.configuration.webhookSecrets[0])
+            let shouted = try await daemon.request(
+                method: "POST", target: "/webhook",
+                headers: [
+                    ("Content-Type", "application/json"), ("X-GitHub-Event", "workflow_job"),
+                    ("X-GitHub-Delivery", deliveryID("shouted")),
+                    ("X-Hub-Signature-256", "sha256=" + signature.dropFirst("sha256=".count).uppercased()),
+                ], body: body)
+            #expect(shouted.status == 200)
+            #expect(shouted.json?["same_body_as"] == .string(first))
+            #expect(try await deliveryCount(daemon) == 1)
             // A different body under yet another id is applied as usual.
             let completed = GitHubPayload.body(
                 Self.script.job(
