@@ -35,6 +35,7 @@ public struct WebhookIngress: Sendable {
     /// The kinds of `refusals`, the values of `log_lines_suppressed_total`'s `line` label.
     static let refusalKinds = [
         "unsupported_media_type", "invalid_signature", "missing_header", "invalid_header", "not_found",
+        "unsupported_forge",
     ]
 
     /// Answers one request through `respond`: at once for everything but a delivery that passed
@@ -115,6 +116,25 @@ public struct WebhookIngress: Sendable {
                         "error": "unsupported_media_type",
                         "detail":
                             "send application/json or application/x-www-form-urlencoded (the hook's content type)",
+                    ]))
+        }
+        // Another forge's delivery is never verified with GitHub's secrets (it copies GitHub's
+        // headers, so it could pass with a shared secret and then be misread as GitHub's).
+        let forge = DeliveryForge(request)
+        guard forge == .github else {
+            metadata["forge"] = .string(forge.rawValue)
+            refusals.say(
+                "unsupported_forge", .warning,
+                "refused a delivery from another forge: this bridge reads GitHub's webhooks only, and never verifies another forge's with GitHub's secrets; point the hook at a bridge for that forge or remove it",
+                metadata, at: clock())
+            return respond(
+                .json(
+                    400,
+                    [
+                        "error": "unsupported_forge", "forge": .string(forge.rawValue),
+                        "detail": .string(
+                            "a \(forge.name) delivery: this bridge reads GitHub's webhooks only, and never verifies "
+                                + "another forge's with GitHub's secrets"),
                     ]))
         }
         // The signature is checked before anything else reads the body: an unverified body is

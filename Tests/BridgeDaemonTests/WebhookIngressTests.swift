@@ -186,6 +186,47 @@ struct WebhookIngressTests {
         }
     }
 
+    @Test(
+        "a Gitea or Forgejo delivery is 400 unsupported_forge before any secret is tried: nothing stored, said once"
+    )
+    func anotherForgeIsRefused() async throws {
+        try await withDaemon { daemon in
+            let secret = daemon.configuration.webhookSecrets[0]
+            // As Gitea 1.26 sends it: its own headers beside GitHub's, signed with the same secret
+            // as GitHub's hook (a shared secret would verify).
+            let gitea = try DaemonFixtures.data("gitea/gitea-1.26.workflow_job.queued.json")
+            let signature = WebhookSignature.sign(body: gitea, secret: secret)
+            let giteaAnswer = try await daemon.request(
+                method: "POST", target: "/webhook",
+                headers: [
+                    ("Content-Type", "application/json"), ("X-GitHub-Event", "workflow_job"),
+                    ("X-Gitea-Event", "workflow_job"), ("X-GitHub-Delivery", "gitea-1"),
+                    ("X-Gitea-Delivery", "gitea-1"), ("X-Hub-Signature-256", signature),
+                    ("X-Gitea-Signature", String(signature.dropFirst("sha256=".count))),
+                ], body: gitea)
+            #expect(giteaAnswer.status == 400)
+            #expect(giteaAnswer.json?["error"] == "unsupported_forge")
+            #expect(giteaAnswer.json?["forge"] == "gitea")
+            let forgejo = try DaemonFixtures.data("gitea/forgejo-12.action_run_failure.json")
+            let forgejoAnswer = try await daemon.request(
+                method: "POST", target: "/webhook",
+                headers: [
+                    ("Content-Type", "application/json"), ("X-GitHub-Event", "action_run_failure"),
+                    ("X-Gitea-Event", "action_run_failure"), ("X-Forgejo-Event", "action_run_failure"),
+                    ("X-GitHub-Delivery", "forgejo-1"),
+                    ("X-Hub-Signature-256", WebhookSignature.sign(body: forgejo, secret: secret)),
+                ], body: forgejo)
+            #expect(forgejoAnswer.status == 400)
+            #expect(forgejoAnswer.json?["forge"] == "forgejo")
+            #expect(try await deliveryCount(daemon) == 0, "neither is stored nor applied")
+            #expect(daemon.log.lines.contains { $0.contains("refused a delivery from another forge") })
+            // GitHub's own delivery, with the same secret, goes on as before.
+            #expect(
+                try await daemon.deliver(event: "workflow_job", id: deliveryID("github"), body: Self.queuedJob()).status
+                    == 202)
+        }
+    }
+
     @Test("an unsupported event is 200 ignored, recorded with the reason")
     func unsupportedEvent() async throws {
         try await withDaemon { daemon in
