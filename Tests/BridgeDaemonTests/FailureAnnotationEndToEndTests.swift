@@ -54,10 +54,14 @@ struct FailureAnnotationEndToEndTests {
         // The card says the failure as before: the quote is the alert's.
         #expect(await ActionEndToEndTests.eventually { bridge.card?.state == "ended" })
         #expect(bridge.card?.content["state"]?.stringValue?.hasPrefix("Failed: test (linux)") == true)
-        // What was sent is what the store says was sent.
-        let stored = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
-            .alerts(repository: "acme/widgets", runID: 21)
-        #expect(stored.first { $0.reason == .failure }?.body.contains("AssertionError") == true)
+        // What was sent is what the store says was sent, once the answer is recorded (after
+        // PushWard answered, so waited for).
+        let reader = try BridgeDatabase(path: bridge.databasePath, readOnly: true)
+        #expect(
+            await ActionEndToEndTests.eventually {
+                let stored = try? reader.alerts(repository: "acme/widgets", runID: 21)
+                return stored?.first { $0.reason == .failure }?.body.contains("AssertionError") == true
+            })
         await bridge.daemon.shutdown()
     }
 
