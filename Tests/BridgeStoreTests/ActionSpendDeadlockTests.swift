@@ -8,7 +8,7 @@ import Testing
 /// Two copies of one action (a card's token and a notification's) pressed at once on two
 /// instances sharing PostgreSQL: each press spends its own token, then its copies, so each waits
 /// for the row the other spent. PostgreSQL ends one transaction (40P01), which the press tries
-/// again (`BridgeService.press`): this is the premise of that retry, made to happen on purpose.
+/// again (`ActionPresses.press`): this is the premise of that retry, made to happen on purpose.
 @Suite("a press's spend on PostgreSQL", .timeLimit(.minutes(1)))
 struct ActionSpendDeadlockTests {
     @Test("two copies spent crosswise: one transaction commits, the other is a deadlock and finds nothing again")
