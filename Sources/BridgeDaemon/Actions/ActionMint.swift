@@ -97,7 +97,7 @@ public struct ActionMint: Sendable {
             } ?? false
         guard asksReview else { return false }
         return
-            (try? await service.turn("reading a review's run", at: alert.createdAt) { turn in
+            (try? await service.turn("reading a review's run", at: Date().timeIntervalSince1970) { turn in
                 _ = try? turn.engine.actionSubject(alert.run, history: turn.history)
                 return turn.engine.reviewNeedsPendingDeployments(alert.run)
             }) ?? false
