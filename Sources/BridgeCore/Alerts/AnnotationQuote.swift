@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a failure alert quotes of the failed job's check-run annotations: the first at level
 /// `failure` that is not GitHub's own closing line ("Process completed with exit code 1."), which
 /// every failed step has and which says nothing of the error. `path:line: message`, the message's
@@ -10,9 +12,8 @@ public enum AnnotationQuote {
     public static func first(of annotations: [JSONValue]) -> String? {
         for annotation in annotations where annotation["annotation_level"]?.stringValue == "failure" {
             let message =
-                (annotation["message"]?.stringValue ?? "").split(
-                    whereSeparator: { $0 == "\n" || $0 == "\r" }
-                ).first.map(String.init)?.trimmingWhitespace ?? ""
+                (annotation["message"]?.stringValue ?? "").split(whereSeparator: \.isNewline).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
             guard !message.isEmpty, !isClosingLine(message) else { continue }
             var place = annotation["path"]?.stringValue ?? ""
             // GitHub's own annotations name the workflow file, `.github`, with no useful line.
@@ -27,14 +28,5 @@ public enum AnnotationQuote {
     /// GitHub's line at the end of every failed step: `Process completed with exit code N.`
     static func isClosingLine(_ message: String) -> Bool {
         message.hasPrefix("Process completed with exit code ")
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhitespace: String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
-        return String(scalars)
     }
 }
