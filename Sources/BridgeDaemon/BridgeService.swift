@@ -344,29 +344,27 @@ public actor BridgeService {
 
     /// Moves time on (completions by grace) and returns every request due now, one per card and
     /// none for a card whose previous request is still out: ten changes during one request become
-    /// one follow-up, computed from the latest state when it is sent. One turn: the cards' claims
-    /// (several instances) and what the engine moved are committed before any request goes; a
-    /// turn that fails sends nothing, and its cards are looked at again.
+    /// one follow-up, computed from the latest state when it is sent. The cards' claims (several
+    /// instances) and what the engine moved are committed in one turn before any request goes; a
+    /// turn that fails sends nothing, and its cards are looked at again. Most of the dispatcher's
+    /// turns have nothing to commit: they open no transaction.
     public func dueRequests(at now: UnixTime) -> [PlannedRequest] {
         guard lead.allows(.start) else { return [] }
         // A card whose claim by a previous leader ended is looked at again.
         engine.markDirty(lead.endClaims(at: now))
-        let skipped = requests.inFlight.cards.union(lead.claimedElsewhere.keys)
-        var planned: [String] = []
-        do {
-            let due = try turn("claiming a card", at: now) { turn throws -> [PlannedRequest] in
-                let due = turn.engine.dueRequests(at: now, inFlight: skipped)
-                planned = due.map(\.request.slug)
-                try lead.claim(planned, in: turn)
-                alerts.planFinishedRuns(in: &turn)
-                return due
-            }
+        let due = engine.dueRequests(at: now, inFlight: requests.inFlight.cards.union(lead.claimedElsewhere.keys))
+        let planned = due.map(\.request.slug)
+        countPacerHeld()
+        alerts.planFinishedRuns(&engine, history: StoreHistory(database), log: log)
+        guard (lead.isShared && !planned.isEmpty) || !engine.changes.isEmpty else {
+            publishSnapshot()
             requests.inFlight.send(cards: planned)
-            countPacerHeld()
             return due
+        }
+        do {
+            try turn("claiming a card", at: now) { try lead.claim(planned, in: $0) }
         } catch {
             engine.markDirty(planned)
-            countPacerHeld()
             if !(error is LeadLost) {
                 log.warning(
                     "could not claim cards before sending; trying again at the next turn",
@@ -374,6 +372,8 @@ public actor BridgeService {
             }
             return []
         }
+        requests.inFlight.send(cards: planned)
+        return due
     }
 
     /// When something next falls due, for the dispatcher's sleep; nil when nothing is pending.

@@ -23,12 +23,15 @@ public struct ActionMint: Sendable {
     /// when that button's newest token is past half its life, carries the button again with a new
     /// token: a long run keeps a live Cancel without a push of its own. Without its token a button
     /// could only answer 404: when the tokens cannot be recorded, the request goes without them.
+    /// Most requests carry no button to arm: only one that does opens a turn.
     public func armed(_ planned: PlannedRequest, at now: UnixTime) async -> PushWardRequest {
+        let (request, minted) = await service.read { database, engine in
+            arm(planned, database: database, engine: engine, at: now)
+        }
+        guard !minted.isEmpty else { return request }
         do {
-            let (request, minted) = try await service.turn("minting a button's token", at: now) { turn in
-                try arm(planned, in: &turn)
-            }
-            if minted > 0 { metrics.add("action_tokens_minted_total", Double(minted)) }
+            try await service.turn("minting a button's token", at: now) { turn in try record(minted, in: turn) }
+            metrics.add("action_tokens_minted_total", Double(minted.count))
             return request
         } catch {
             if !(error is LeadLost) { sayUnrecorded(error) }
@@ -36,15 +39,16 @@ public struct ActionMint: Sendable {
         }
     }
 
-    /// The armed request, and how many tokens it minted.
-    private func arm(_ planned: PlannedRequest, in turn: inout ServiceTurn) throws -> (PushWardRequest, Int) {
-        guard var body = planned.request.body.objectValue else { return (planned.request, 0) }
-        let now = turn.now
+    /// The armed request, and the tokens it carries, still to be recorded.
+    private func arm(
+        _ planned: PlannedRequest, database: BridgeDatabase, engine: borrowing BridgeEngine, at now: UnixTime
+    ) -> (PushWardRequest, [(ActionToken, ActionBinding)]) {
+        guard var body = planned.request.body.objectValue else { return (planned.request, []) }
         var content = body["content"]?.objectValue ?? [:]
         if planned.request.method == .patch, content["secondary_url_action"] == nil,
-            let shown = turn.engine.sessions[planned.request.slug]?.acknowledged?.content["secondary_url_action"],
+            let shown = engine.sessions[planned.request.slug]?.acknowledged?.content["secondary_url_action"],
             let kind = shown["url"]?.stringValue.flatMap(actions.kind(ofPlaceholder:)),
-            buttonWantsNewToken(kind, run: planned.run, database: turn.database, at: now)
+            buttonWantsNewToken(kind, run: planned.run, database: database, at: now)
         {
             content["secondary_url_action"] = shown
         }
@@ -59,17 +63,16 @@ public struct ActionMint: Sendable {
                     token,
                     binding(
                         kind, run: planned.run, environment: nil, surface: "card \(planned.request.slug)",
-                        engine: turn.engine, at: now)
+                        engine: engine, at: now)
                 ))
             button["url"] = .string(actions.publicURL + ActionSettings.pathPrefix + token.text)
             content[field] = .object(button)
         }
-        guard !minted.isEmpty else { return (planned.request, 0) }
-        try record(minted, in: turn)
+        guard !minted.isEmpty else { return (planned.request, []) }
         body["content"] = .object(content)
         var request = planned.request
         request.body = .object(body)
-        return (request, minted.count)
+        return (request, minted)
     }
 
     /// The fields of a card's content that hold a button.
@@ -183,7 +186,7 @@ public struct ActionMint: Sendable {
     /// recipient under routing.
     private func binding(
         _ kind: ActionKind, run: RunKey, environment: String?, surface: String, recipient approver: String? = nil,
-        engine: BridgeEngine, at now: UnixTime
+        engine: borrowing BridgeEngine, at now: UnixTime
     ) -> ActionBinding {
         let recipient = approver ?? engine.runs[run].map { engine.recipient(of: $0).description } ?? nil
         return ActionBinding(

@@ -22,12 +22,12 @@ struct AlertSender: Sendable {
 
     /// The runs that finished by the grace period in `dueRequests` had no history to ask whether
     /// a success fixed something: planned now, with the store's.
-    func planFinishedRuns(in turn: inout ServiceTurn) {
+    func planFinishedRuns(_ engine: inout BridgeEngine, history: StoreHistory, log: Logger) {
         guard sendsNotifications else { return }
         do {
-            try turn.engine.planAlerts(history: turn.history)
+            try engine.planAlerts(history: history)
         } catch {
-            turn.log.error(
+            log.error(
                 "could not read history to plan alerts; trying again next tick", ["error": .string("\(error)")])
         }
     }
